@@ -1,0 +1,197 @@
+//===- KoptOps.cpp - verifiers of the kopt ops ----------------------------===//
+//
+// Every verifier names the operand and the shapes or types that disagree; the
+// lit tests in test/Dialect/Kopt/invalid.mlir cover each message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Dialect/Kopt/KoptDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace kopt;
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleave(shape, os, "x");
+  os << "]";
+  return s;
+}
+
+FailureOr<SmallVector<int64_t>> kopt::broadcastShapes(ArrayRef<int64_t> lhs,
+                                                      ArrayRef<int64_t> rhs) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align at the trailing dimension.
+    int64_t l = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
+    int64_t r = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
+    if (l != r && l != 1 && r != 1)
+      return failure();
+    out[i] = l == 1 ? r : l;
+  }
+  return out;
+}
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType a = tensorType(getA()), b = tensorType(getB()),
+                   c = tensorType(getResult());
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError("expects 2-D operands and result, got ranks ")
+           << a.getRank() << ", " << b.getRank() << " -> " << c.getRank();
+  if (a.getElementType() != b.getElementType())
+    return emitOpError("expects operands of one element type, got ")
+           << a.getElementType() << " and " << b.getElementType();
+  int64_t m = getTransposeA() ? a.getDimSize(1) : a.getDimSize(0);
+  int64_t ka = getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
+  int64_t kb = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
+  int64_t n = getTransposeB() ? b.getDimSize(0) : b.getDimSize(1);
+  if (ka != kb)
+    return emitOpError("contraction dimensions differ: A is ")
+           << m << "x" << ka << " and B is " << kb << "x" << n
+           << " (after the transposes)";
+  if (c.getDimSize(0) != m || c.getDimSize(1) != n)
+    return emitOpError("result shape ")
+           << shapeStr(c.getShape()) << " does not match the product's "
+           << shapeStr({m, n});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBinary(Operation *op) {
+  RankedTensorType l = tensorType(op->getOperand(0)),
+                   r = tensorType(op->getOperand(1)),
+                   res = tensorType(op->getResult(0));
+  if (l.getElementType() != r.getElementType() ||
+      l.getElementType() != res.getElementType())
+    return op->emitOpError("expects one element type for operands and result, got ")
+           << l.getElementType() << ", " << r.getElementType() << " -> "
+           << res.getElementType();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(l.getShape(), r.getShape());
+  if (failed(shape))
+    return op->emitOpError("operand shapes ")
+           << shapeStr(l.getShape()) << " and " << shapeStr(r.getShape())
+           << " are not broadcast-compatible";
+  if (ArrayRef<int64_t>(*shape) != res.getShape())
+    return op->emitOpError("result shape ")
+           << shapeStr(res.getShape()) << " is not the broadcast shape "
+           << shapeStr(*shape);
+  return success();
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+LogicalResult MinOp::verify() { return verifyBinary(*this); }
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  if (tensorType(getInput()).getShape() != tensorType(getResult()).getShape())
+    return emitOpError("input shape ")
+           << shapeStr(tensorType(getInput()).getShape())
+           << " differs from result shape "
+           << shapeStr(tensorType(getResult()).getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Row operators
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType in = tensorType(getInput()), out = tensorType(getResult());
+  if (in.getRank() < 1)
+    return emitOpError("expects an input of rank 1 or more");
+  if (in.getShape().drop_back() != out.getShape())
+    return emitOpError("result shape ")
+           << shapeStr(out.getShape())
+           << " must be the input shape without its last dimension, "
+           << shapeStr(in.getShape().drop_back());
+  return success();
+}
+
+/// Checks an optional per-feature parameter (weight or bias) of a norm.
+static LogicalResult verifyNormParam(Operation *op, Value input, Value param,
+                                     StringRef name) {
+  if (!param)
+    return success();
+  RankedTensorType in = tensorType(input), p = tensorType(param);
+  if (in.getRank() < 1)
+    return op->emitOpError("expects an input of rank 1 or more");
+  if (p.getRank() != 1 || p.getDimSize(0) != in.getShape().back())
+    return op->emitOpError() << name << " must have shape ["
+                             << in.getShape().back()
+                             << "] (the input's last dimension), got "
+                             << shapeStr(p.getShape());
+  if (p.getElementType() != in.getElementType())
+    return op->emitOpError() << name << " element type " << p.getElementType()
+                             << " differs from the input's "
+                             << in.getElementType();
+  return success();
+}
+
+static LogicalResult verifyNormInput(Operation *op, Value input, float eps) {
+  if (tensorType(input).getRank() < 1)
+    return op->emitOpError("expects an input of rank 1 or more");
+  if (!(eps >= 0.0f))
+    return op->emitOpError("eps must be non-negative, got ") << eps;
+  return success();
+}
+
+LogicalResult RMSNormOp::verify() {
+  if (failed(verifyNormInput(*this, getInput(), getEps().convertToFloat())))
+    return failure();
+  return verifyNormParam(*this, getInput(), getWeight(), "weight");
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyNormInput(*this, getInput(), getEps().convertToFloat())) ||
+      failed(verifyNormParam(*this, getInput(), getWeight(), "weight")))
+    return failure();
+  return verifyNormParam(*this, getInput(), getBias(), "bias");
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
+  for (auto [arg, input] : llvm::zip(body.getArguments(), getInputs()))
+    if (arg.getType() != input.getType())
+      return emitOpError("body argument type ")
+             << arg.getType() << " differs from its input's " << input.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResults().getTypes())
+    return emitOpError("yielded types differ from the result types");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "kopt/Dialect/Kopt/KoptOps.cpp.inc"

@@ -1,0 +1,229 @@
+//===- KoptOps.td - kopt operators ---------------------------*- tablegen -*-===//
+//
+// The formulas are in docs/ops.md; the executable definition is the lowering to
+// linalg in passes/LowerToLinalg.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KOPT_OPS_TD
+#define KOPT_OPS_TD
+
+include "KoptDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Kopt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kopt_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+def Kopt_MatmulOp : Kopt_Op<"matmul", [Pure]> {
+  let summary = "2-D matrix product with f32 accumulation";
+  let description = [{
+    `result[m, n] = sum_k A[m, k] * B[k, n]`, accumulated in f32 and rounded once to
+    the result type. `A` is `a` (shape MxK), or its transpose when `transpose_a` is
+    set (`a` then has shape KxM); likewise `B` is `b` (KxN) or, with `transpose_b`,
+    `b` has shape NxK (a PyTorch `Linear` weight). `a` and `b` have one element type;
+    the result may have any of f32, f16, bf16.
+
+    ```mlir
+    %c = kopt.matmul %x, %w {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
+    ```
+  }];
+  let arguments = (ins Kopt_Tensor:$a, Kopt_Tensor:$b,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+class Kopt_BinaryOp<string mnemonic, string formula>
+    : Kopt_Op<mnemonic, [Pure]> {
+  let summary = "elementwise " # mnemonic # " with broadcasting";
+  let description = [{
+    `result = }] # formula # [{`, elementwise, after broadcasting `lhs` and `rhs` to
+    the result shape as NumPy does: shapes are aligned at their trailing dimension, a
+    missing leading dimension or a dimension of size 1 is repeated. All three element
+    types are equal; f16 and bf16 are computed in f32 and rounded once.
+  }];
+  let arguments = (ins Kopt_Tensor:$lhs, Kopt_Tensor:$rhs);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kopt_AddOp : Kopt_BinaryOp<"add", "lhs + rhs">;
+def Kopt_SubOp : Kopt_BinaryOp<"sub", "lhs - rhs">;
+def Kopt_MulOp : Kopt_BinaryOp<"mul", "lhs * rhs">;
+def Kopt_DivOp : Kopt_BinaryOp<"div", "lhs / rhs">;
+def Kopt_MaxOp : Kopt_BinaryOp<"max", "max(lhs, rhs) (NaN if either is NaN)">;
+def Kopt_MinOp : Kopt_BinaryOp<"min", "min(lhs, rhs) (NaN if either is NaN)">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Kopt_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : Kopt_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
+  let summary = "elementwise " # mnemonic;
+  let description = [{
+    `result = }] # formula # [{`, elementwise; f16 and bf16 are computed in f32 and
+    rounded once.
+  }];
+  let arguments = (ins Kopt_Tensor:$input);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Kopt_ExpOp : Kopt_UnaryOp<"exp", "exp(x)">;
+def Kopt_NegOp : Kopt_UnaryOp<"neg", "-x">;
+def Kopt_AbsOp : Kopt_UnaryOp<"abs", "|x|">;
+def Kopt_SqrtOp : Kopt_UnaryOp<"sqrt", "sqrt(x)">;
+def Kopt_RsqrtOp : Kopt_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def Kopt_TanhOp : Kopt_UnaryOp<"tanh", "tanh(x)">;
+def Kopt_SigmoidOp : Kopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Kopt_ReluOp : Kopt_UnaryOp<"relu", "max(x, 0)">;
+def Kopt_SiluOp : Kopt_UnaryOp<"silu", "x / (1 + exp(-x))">;
+
+def Kopt_GeluOp : Kopt_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise GELU, erf or tanh form";
+  let description = [{
+    With `approximate(none)` (the default): `0.5 x (1 + erf(x / sqrt(2)))`.
+    With `approximate(tanh)`: `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`.
+    These are PyTorch's `gelu(x, approximate=...)` (Hendrycks and Gimpel, 2016).
+  }];
+  let arguments = (ins Kopt_Tensor:$input,
+      DefaultValuedAttr<Kopt_GeluApproximation,
+                        "::kopt::GeluApproximation::None">:$approximate);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`approximate` `(` $approximate^ `)`)? attr-dict `:` type($input)
+  }];
+}
+
+def Kopt_CastOp : Kopt_Op<"cast", [Pure]> {
+  let summary = "elementwise conversion between f32, f16 and bf16";
+  let description = [{
+    Converts each element to the result's element type, rounding to nearest even.
+    The shapes are equal.
+  }];
+  let arguments = (ins Kopt_Tensor:$input);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Row operators (over the last dimension)
+//===----------------------------------------------------------------------===//
+
+def Kopt_ReduceOp : Kopt_Op<"reduce", [Pure]> {
+  let summary = "sum, max or mean over the last dimension";
+  let description = [{
+    Reduces the last dimension: the result's shape is the input's without its last
+    dimension (a rank-1 input gives a rank-0 tensor). Accumulates in f32; `mean` is
+    the sum divided by the dimension's size. The result may have any of f32, f16,
+    bf16.
+
+    ```mlir
+    %m = kopt.reduce max %logits : tensor<8x128256xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Kopt_ReduceKind:$kind, Kopt_Tensor:$input);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kopt_SoftmaxOp : Kopt_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax over the last dimension";
+  let description = [{
+    `result[..., i] = exp(x[..., i] - m) / sum_j exp(x[..., j] - m)` with
+    `m = max_j x[..., j]`, computed in f32.
+  }];
+  let arguments = (ins Kopt_Tensor:$input);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Kopt_RMSNormOp : Kopt_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    `result = x / sqrt(mean(x^2) + eps) * weight` over the last dimension (of size
+    N), computed in f32 (Zhang and Sennrich, 2019; Llama's RMSNorm). `weight` (shape
+    [N], the input's element type) is optional.
+
+    ```mlir
+    %y = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Kopt_Tensor:$input, Optional<Kopt_Tensor>:$weight, F32Attr:$eps);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`weight` `(` $weight^ `:` type($weight) `)`)? `eps` `=` $eps attr-dict
+    `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kopt_LayerNormOp : Kopt_Op<"layernorm",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `result = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias` over the last
+    dimension (of size N), with the biased variance `var(x) = mean((x - mean(x))^2)`,
+    computed in f32 (Ba et al., 2016; PyTorch's `layer_norm`). `weight` and `bias`
+    (shape [N], the input's element type) are each optional.
+  }];
+  let arguments = (ins Kopt_Tensor:$input, Optional<Kopt_Tensor>:$weight,
+                       Optional<Kopt_Tensor>:$bias, F32Attr:$eps);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`weight` `(` $weight^ `:` type($weight) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)? `eps` `=` $eps attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def Kopt_KernelOp : Kopt_Op<"kernel", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a group of ops compiled into one GPU kernel";
+  let description = [{
+    Made by `kopt-fuse`. The body computes the results from the block arguments,
+    which are bound to `inputs`; `kopt-lower-to-gpu` turns the whole body into one
+    GPU kernel. `source` describes the kopt op(s) it was made from, for the launch
+    manifest: `{name = "softmax", attrs = {...}, params = ["input", "result"]}`.
+  }];
+  let arguments = (ins StrAttr:$sym_name, Variadic<Kopt_Tensor>:$inputs,
+                       OptionalAttr<DictionaryAttr>:$source);
+  let results = (outs Variadic<Kopt_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name (`ins` `(` $inputs^ `:` type($inputs) `)`)? (`->` type($results)^)?
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Kopt_YieldOp : Kopt_Op<"yield", [Pure, Terminator, HasParent<"KernelOp">]> {
+  let summary = "returns a kernel's results";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* no values */ }]>];
+}
+
+#endif // KOPT_OPS_TD

@@ -1,0 +1,33 @@
+//===- KoptDialect.h - the kopt dialect ---------------------------*- C++ -*-===//
+//
+// Public header of the kopt dialect: tensor operators on static shapes of f32, f16
+// and bf16 (docs/ops.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KOPT_DIALECT_KOPT_KOPTDIALECT_H
+#define KOPT_DIALECT_KOPT_KOPTDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kopt/Dialect/Kopt/KoptEnums.h.inc"
+
+#include "kopt/Dialect/Kopt/KoptDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "kopt/Dialect/Kopt/KoptOps.h.inc"
+
+namespace kopt {
+/// The NumPy broadcast of two static shapes, or failure when a pair of dimensions
+/// differs and neither is 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+} // namespace kopt
+
+#endif // KOPT_DIALECT_KOPT_KOPTDIALECT_H

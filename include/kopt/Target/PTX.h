@@ -1,0 +1,49 @@
+//===- PTX.h - PTX extraction, launch manifest, kopt-to-ptx -------*- C++ -*-===//
+//
+// The end of the compile path: after `gpu-module-to-binary{format=isa}` the PTX
+// text sits in the module's gpu.binary; the host functions still hold the
+// gpu.launch_func ops (with `kopt.source` / `kopt.class` attributes) from which
+// the launch manifest (docs/manifest.md) is written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KOPT_TARGET_PTX_H
+#define KOPT_TARGET_PTX_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace kopt {
+
+/// The PTX text of the module's gpu.binary ops (one object of Assembly format
+/// each), concatenated. Fails with a diagnostic when there is none.
+mlir::FailureOr<std::string> extractPTX(mlir::ModuleOp module);
+
+/// The launch manifest of `module` as JSON text (docs/manifest.md, version 1).
+/// `ptxFileName` is recorded as the PTX file's name. Fails with a diagnostic at
+/// the offending launch when a launch has a non-constant dimension or a
+/// parameter that is not a static memref of f32, f16 or bf16.
+mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp module,
+                                           llvm::StringRef ptxFileName,
+                                           llvm::StringRef chip);
+
+/// Options of the `kopt-to-ptx` pipeline.
+struct KoptToPTXOptions {
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+  std::string output;
+  unsigned optLevel = 3;
+};
+
+/// kopt-fuse, kopt-lower-to-linalg, kopt-lower-to-gpu, the upstream NVVM lowering
+/// of the gpu.module, nvvm-attach-target, gpu-module-to-binary{format=isa} and
+/// kopt-emit-ptx (when `output` is set).
+void buildKoptToPTXPipeline(mlir::OpPassManager &pm, const KoptToPTXOptions &opts);
+
+/// Registers `--kopt-to-ptx` with the pass registry.
+void registerKoptToPTXPipeline();
+
+} // namespace kopt
+
+#endif // KOPT_TARGET_PTX_H

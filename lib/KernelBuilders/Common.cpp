@@ -1,0 +1,161 @@
+//===- Common.cpp - classification and helpers of the kernel builders -----===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace kopt;
+using namespace kopt::kb;
+
+StringRef kopt::stringifyKernelClass(KernelClass c) {
+  switch (c) {
+  case KernelClass::Elementwise:
+    return "elementwise";
+  case KernelClass::Row:
+    return "row";
+  case KernelClass::Matmul:
+    return "matmul";
+  }
+  llvm_unreachable("unknown kernel class");
+}
+
+KernelIO::KernelIO(KernelOp kernel, gpu::GPUFuncOp func) {
+  Block &body = kernel.getBody().front();
+  unsigned n = body.getNumArguments();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+    memrefs[arg] = func.getArgument(i);
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (auto [i, v] : llvm::enumerate(yield.getValues()))
+    memrefs[v] = func.getArgument(n + i);
+}
+
+Value KernelIO::memrefOf(Value tensor) const { return memrefs.lookup(tensor); }
+
+Value kb::indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+SmallVector<Value> kb::delinearize(OpBuilder &b, Location loc, Value linear,
+                                       ArrayRef<int64_t> shape) {
+  SmallVector<Value> idx(shape.size());
+  Value rest = linear;
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    if (i == 0) {
+      idx[i] = rest;
+      break;
+    }
+    Value size = indexConst(b, loc, shape[i]);
+    idx[i] = arith::RemUIOp::create(b, loc, rest, size);
+    rest = arith::DivUIOp::create(b, loc, rest, size);
+  }
+  return idx;
+}
+
+FailureOr<SmallVector<Value>> kb::applyIndexingMap(OpBuilder &b, Location loc,
+                                                       AffineMap map,
+                                                       ValueRange dims) {
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      out.push_back(dims[d.getPosition()]);
+    else if (auto c = dyn_cast<AffineConstantExpr>(e))
+      out.push_back(indexConst(b, loc, c.getValue()));
+    else
+      return failure();
+  }
+  return out;
+}
+
+Value kb::clonePayload(OpBuilder &b, linalg::GenericOp generic, ValueRange args) {
+  Block *body = generic.getBody();
+  IRMapping map;
+  map.map(body->getArguments(), args);
+  for (Operation &op : body->without_terminator())
+    b.clone(op, map);
+  return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+}
+
+SmallVector<linalg::GenericOp> kb::generics(KernelOp kernel) {
+  SmallVector<linalg::GenericOp> out;
+  for (Operation &op : kernel.getBody().front())
+    if (auto g = dyn_cast<linalg::GenericOp>(op))
+      out.push_back(g);
+  return out;
+}
+
+Value kb::fillValue(OpBuilder &b, Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return nullptr;
+  Value v = fill.getInputs()[0];
+  if (Operation *def = v.getDefiningOp())
+    if (def->hasTrait<OpTrait::ConstantLike>())
+      return b.clone(*def)->getResult(0);
+  return nullptr;
+}
+
+int64_t kb::numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Value kb::threadIdX(OpBuilder &b, Location loc) {
+  return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+}
+Value kb::blockIdX(OpBuilder &b, Location loc) {
+  return gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+}
+Value kb::blockIdY(OpBuilder &b, Location loc) {
+  return gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+}
+
+/// A contraction generic: two inputs, iterators (parallel, parallel, reduction)
+/// and an output indexed (d0, d1).
+static bool isContraction(linalg::GenericOp g) {
+  auto iters = g.getIteratorTypesArray();
+  return g.getNumDpsInputs() == 2 && g.getNumDpsInits() == 1 && iters.size() == 3 &&
+         iters[0] == utils::IteratorType::parallel &&
+         iters[1] == utils::IteratorType::parallel &&
+         iters[2] == utils::IteratorType::reduction;
+}
+
+FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
+  SmallVector<linalg::GenericOp> gs = generics(kernel);
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp, arith::ConstantOp,
+            YieldOp>(op))
+      continue;
+    return op.emitOpError("is not supported inside a kernel (run "
+                          "kopt-lower-to-linalg first)");
+  }
+  if (gs.empty())
+    return kernel.emitOpError("has no linalg.generic to build a kernel from");
+  if (llvm::any_of(gs, isContraction))
+    return KernelClass::Matmul;
+  bool anyReduction = llvm::any_of(gs, [](linalg::GenericOp g) {
+    return g.getNumReductionLoops() > 0;
+  });
+  if (anyReduction)
+    return KernelClass::Row;
+  if (gs.size() == 1)
+    return KernelClass::Elementwise;
+  return kernel.emitOpError("holds ")
+         << gs.size() << " elementwise generics; fused elementwise chains are not "
+         << "supported yet";
+}
+
+FailureOr<LaunchConfig> kopt::buildKernel(KernelOp kernel, KernelClass kind,
+                                          gpu::GPUFuncOp func) {
+  switch (kind) {
+  case KernelClass::Elementwise:
+    return buildElementwiseKernel(kernel, func);
+  case KernelClass::Row:
+    return buildRowKernel(kernel, func);
+  case KernelClass::Matmul:
+    return buildMatmulKernel(kernel, func);
+  }
+  llvm_unreachable("unknown kernel class");
+}

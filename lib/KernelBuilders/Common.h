@@ -1,0 +1,60 @@
+//===- Common.h - helpers shared by the kernel builders -----------*- C++ -*-===//
+#ifndef KOPT_LIB_KERNELBUILDERS_COMMON_H
+#define KOPT_LIB_KERNELBUILDERS_COMMON_H
+
+#include "kopt/Transforms/KernelBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kopt::kb {
+
+/// Where each tensor of a kernel body lives in the gpu.func: block arguments of
+/// the kernel map to the input memrefs, yielded values to the output memrefs.
+struct KernelIO {
+  KernelIO(KernelOp kernel, mlir::gpu::GPUFuncOp func);
+  /// The memref holding `tensor`, or null for an intermediate value.
+  mlir::Value memrefOf(mlir::Value tensor) const;
+  llvm::DenseMap<mlir::Value, mlir::Value> memrefs;
+};
+
+/// An index constant.
+mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+
+/// Splits a linear index into the indices of a row-major `shape`.
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+                                           mlir::Value linear,
+                                           llvm::ArrayRef<int64_t> shape);
+
+/// Applies an indexing map made of loop dimensions and constants to `dims`;
+/// fails on any other expression.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+applyIndexingMap(mlir::OpBuilder &b, mlir::Location loc, mlir::AffineMap map,
+                 mlir::ValueRange dims);
+
+/// Clones the payload of `generic` with its block arguments bound to `args`;
+/// returns the yielded value (generics with one result only).
+mlir::Value clonePayload(mlir::OpBuilder &b, mlir::linalg::GenericOp generic,
+                         mlir::ValueRange args);
+
+/// The linalg.generic ops of the kernel body, in order.
+llvm::SmallVector<mlir::linalg::GenericOp> generics(KernelOp kernel);
+
+/// The constant a linalg.fill wrote into `init`, cloned at `b`, or null.
+mlir::Value fillValue(mlir::OpBuilder &b, mlir::Value init);
+
+/// The product of the dimensions of `shape` (1 for a scalar).
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// gpu.thread_id / block_id / block_dim x as index values.
+mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
+mlir::Value blockIdX(mlir::OpBuilder &b, mlir::Location loc);
+mlir::Value blockIdY(mlir::OpBuilder &b, mlir::Location loc);
+
+} // namespace kopt::kb
+
+#endif // KOPT_LIB_KERNELBUILDERS_COMMON_H

@@ -1,0 +1,62 @@
+//===- EmitPTX.cpp - kopt-emit-ptx ----------------------------------------===//
+//
+// Writes the module's PTX to `output` and the launch manifest beside it
+// (`out.ptx` -> `out.json`). Both files are written through a temporary file
+// and renamed, so a failure never leaves a truncated file behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Target/PTX.h"
+#include "kopt/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kopt {
+#define GEN_PASS_DEF_KOPTEMITPTX
+#include "kopt/Transforms/Passes.h.inc"
+} // namespace kopt
+
+using namespace mlir;
+
+namespace {
+
+LogicalResult writeFile(ModuleOp module, StringRef path, StringRef text) {
+  llvm::Error err = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    os << text;
+    return llvm::Error::success();
+  });
+  if (err) {
+    module.emitError("cannot write '") << path << "': " << llvm::toString(std::move(err));
+    return failure();
+  }
+  return success();
+}
+
+struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (output.empty()) {
+      module.emitError("kopt-emit-ptx needs output=FILE.ptx");
+      return signalPassFailure();
+    }
+    FailureOr<std::string> ptx = kopt::extractPTX(module);
+    if (failed(ptx))
+      return signalPassFailure();
+    SmallString<256> manifestPath(output);
+    llvm::sys::path::replace_extension(manifestPath, "json");
+    if (manifestPath == output) {
+      module.emitError("output '") << output << "' must not end in .json";
+      return signalPassFailure();
+    }
+    FailureOr<std::string> manifest = kopt::buildManifest(
+        module, llvm::sys::path::filename(output), chip);
+    if (failed(manifest) || failed(writeFile(module, output, *ptx)) ||
+        failed(writeFile(module, manifestPath, *manifest)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,160 @@
+//===- LowerToGPU.cpp - kopt-lower-to-gpu ---------------------------------===//
+//
+// Host side: every function over tensors becomes a function over memrefs in
+// destination-passing style, `(inputs..., outputs...) -> ()`, whose body launches
+// one kernel per kopt.kernel and allocates the intermediate buffers. Device side:
+// each kopt.kernel becomes a gpu.func in `gpu.module @kopt_kernels`, built by the
+// kernel builder of its class (include/kopt/Transforms/KernelBuilders.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Transforms/KernelBuilders.h"
+#include "kopt/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kopt {
+#define GEN_PASS_DEF_KOPTLOWERTOGPU
+#include "kopt/Transforms/Passes.h.inc"
+} // namespace kopt
+
+using namespace mlir;
+using namespace kopt;
+
+namespace {
+
+MemRefType memrefFor(Type tensorType) {
+  auto t = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+struct KoptLowerToGPUPass
+    : public kopt::impl::KoptLowerToGPUBase<KoptLowerToGPUPass> {
+  void runOnOperation() override;
+  LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule);
+};
+
+LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
+                                                gpu::GPUModuleOp gpuModule) {
+  if (func.isExternal())
+    return success();
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("must have a single block to be compiled by kopt");
+  Block &body = func.getBody().front();
+  FunctionType type = func.getFunctionType();
+
+  // Check the body and the types before changing anything.
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    if (!isa<RankedTensorType>(t) || !cast<RankedTensorType>(t).hasStaticShape())
+      return func.emitOpError("kopt compiles functions over static tensors only, "
+                              "got ")
+             << t;
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Operation &op : body.without_terminator())
+    if (!isa<KernelOp>(op))
+      return op.emitOpError("is not supported by kopt (only kopt ops can be "
+                            "compiled; run kopt-fuse first)");
+  DenseSet<Value> returned;
+  for (Value v : ret.getOperands()) {
+    if (!v.getDefiningOp<KernelOp>())
+      return ret.emitOpError("returns a function argument; kopt needs every result "
+                             "to be computed by a kernel");
+    if (!returned.insert(v).second)
+      return ret.emitOpError("returns the same value twice; not supported");
+  }
+
+  // The new signature: inputs, then one output buffer per result.
+  SmallVector<Type> argTypes;
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    argTypes.push_back(memrefFor(t));
+  OpBuilder b(func);
+  auto host = func::FuncOp::create(b, func.getLoc(), func.getName(),
+                                   b.getFunctionType(argTypes, {}));
+  host.setVisibility(func.getVisibility());
+  Block *entry = host.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  DenseMap<Value, Value> memrefs;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+    memrefs[arg] = entry->getArgument(i);
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    memrefs[v] = entry->getArgument(type.getNumInputs() + i);
+
+  SmallVector<Value> allocs;
+  for (Operation &op : body.without_terminator()) {
+    auto kernel = cast<KernelOp>(op);
+    FailureOr<KernelClass> kind = classifyKernel(kernel);
+    if (failed(kind))
+      return failure();
+
+    SmallVector<Value> operands;
+    for (Value in : kernel.getInputs())
+      operands.push_back(memrefs.lookup(in));
+    for (Value res : kernel.getResults()) {
+      Value mem = memrefs.lookup(res);
+      if (!mem) {
+        mem = memref::AllocOp::create(b, kernel.getLoc(), memrefFor(res.getType()));
+        allocs.push_back(mem);
+        memrefs[res] = mem;
+      }
+      operands.push_back(mem);
+    }
+
+    // The device function.
+    OpBuilder gb = OpBuilder::atBlockEnd(gpuModule.getBody());
+    SmallVector<Type> params = llvm::map_to_vector(
+        operands, [](Value v) -> Type { return v.getType(); });
+    auto gpuFunc = gpu::GPUFuncOp::create(gb, kernel.getLoc(), kernel.getSymName(),
+                                          gb.getFunctionType(params, {}));
+    gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
+    FailureOr<LaunchConfig> cfg = buildKernel(kernel, *kind, gpuFunc);
+    if (failed(cfg))
+      return failure();
+    gpuFunc.setKnownBlockSizeAttr(gb.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(cfg->block[0]), static_cast<int32_t>(cfg->block[1]),
+         static_cast<int32_t>(cfg->block[2])}));
+
+    // The launch.
+    Location loc = kernel.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    gpu::KernelDim3 grid{c(cfg->grid[0]), c(cfg->grid[1]), c(cfg->grid[2])};
+    gpu::KernelDim3 block{c(cfg->block[0]), c(cfg->block[1]), c(cfg->block[2])};
+    Value shared = arith::ConstantIntOp::create(b, loc, cfg->dynamicSharedBytes, 32);
+    auto launch = gpu::LaunchFuncOp::create(b, loc, gpuFunc, grid, block, shared,
+                                            operands);
+    launch->setAttr("kopt.num_inputs",
+                    b.getI64IntegerAttr(kernel.getInputs().size()));
+    launch->setAttr("kopt.class", b.getStringAttr(stringifyKernelClass(*kind)));
+    if (DictionaryAttr source = kernel.getSourceAttr())
+      launch->setAttr("kopt.source", source);
+  }
+  for (Value mem : allocs)
+    memref::DeallocOp::create(b, func.getLoc(), mem);
+  func::ReturnOp::create(b, ret.getLoc());
+
+  host->setAttr("kopt.result_count", b.getI64IntegerAttr(type.getNumResults()));
+  func.erase();
+  return success();
+}
+
+void KoptLowerToGPUPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<func::FuncOp> funcs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal())
+      funcs.push_back(f);
+  if (funcs.empty())
+    return;
+
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kopt_kernels");
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+  for (func::FuncOp f : funcs)
+    if (failed(lowerFunction(f, gpuModule)))
+      return signalPassFailure();
+}
+
+} // namespace

@@ -1,0 +1,61 @@
+//===- Passes.td - kopt passes -------------------------------*- tablegen -*-===//
+#ifndef KOPT_PASSES_TD
+#define KOPT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
+  let summary = "Group kopt ops into kernels (kopt.kernel regions)";
+  let description = [{
+    Wraps the kopt ops of every function into `kopt.kernel` ops, each of which
+    becomes one GPU kernel. Today every op forms its own kernel; the kernel records
+    the op it came from (`source`) for the launch manifest. Kernel names are
+    `<op>_<n>`, numbered across the module.
+  }];
+  let dependentDialects = ["kopt::KoptDialect"];
+}
+
+def KoptLowerToLinalg : Pass<"kopt-lower-to-linalg"> {
+  let summary = "Lower kopt ops to linalg on tensors: the definition of their semantics";
+  let description = [{
+    Rewrites every kopt operator into `linalg.fill` and `linalg.generic` ops on
+    tensors whose scalar payloads (arith and math) are the op's formula
+    (docs/ops.md). f16 and bf16 values are extended to f32 inside the payloads and
+    rounded once at the end; reductions and contractions accumulate in f32.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KoptLowerToGPU : Pass<"kopt-lower-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Turn each kopt.kernel into a GPU kernel and its launch";
+  let description = [{
+    Rewrites each function over tensors into a host function over memrefs in
+    destination-passing style (inputs, then one output buffer per result) and each
+    `kopt.kernel` (holding linalg on tensors) into a `gpu.func` in the
+    `gpu.module @kopt_kernels`, built by the kernel builder of its class
+    (elementwise, row or matmul), plus a `gpu.launch_func`. Intermediate tensors
+    become `memref.alloc` buffers. The launch carries `kopt.source` for the
+    manifest.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect", "mlir::func::FuncDialect"];
+}
+
+def KoptEmitPTX : Pass<"kopt-emit-ptx", "mlir::ModuleOp"> {
+  let summary = "Write the PTX of gpu.binary ops and the launch manifest";
+  let description = [{
+    Reads the PTX text that `gpu-module-to-binary{format=isa}` left in the module's
+    `gpu.binary` and writes it to `output`, and writes the launch manifest
+    (docs/manifest.md) beside it, with the extension replaced by `.json`.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the PTX file to write (the manifest goes beside it as .json)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "the target recorded in the manifest">,
+  ];
+}
+
+#endif // KOPT_PASSES_TD
