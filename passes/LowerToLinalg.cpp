@@ -118,7 +118,7 @@ public:
     r.rowShape.assign(r.shape.begin(), r.shape.end() - 1);
     unsigned rank = r.shape.size();
     r.id = b.getMultiDimIdentityMap(rank);
-    r.row = r.id.getMajorSubMap(rank - 1);
+    r.row = AffineMap::get(rank, 0, r.id.getResults().drop_back(), b.getContext());
     r.feature = AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1), b.getContext());
     r.n = r.shape.back();
     return r;

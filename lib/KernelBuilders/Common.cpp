@@ -114,12 +114,25 @@ Value kb::blockIdY(OpBuilder &b, Location loc) {
 
 /// A contraction generic: two inputs, iterators (parallel, parallel, reduction)
 /// and an output indexed (d0, d1).
+/// Each input is indexed by k and by one of m, n; the payload multiplies and
+/// adds (linalg's contraction interface).
 static bool isContraction(linalg::GenericOp g) {
   auto iters = g.getIteratorTypesArray();
-  return g.getNumDpsInputs() == 2 && g.getNumDpsInits() == 1 && iters.size() == 3 &&
-         iters[0] == utils::IteratorType::parallel &&
-         iters[1] == utils::IteratorType::parallel &&
-         iters[2] == utils::IteratorType::reduction;
+  if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || iters.size() != 3 ||
+      iters[0] != utils::IteratorType::parallel ||
+      iters[1] != utils::IteratorType::parallel ||
+      iters[2] != utils::IteratorType::reduction)
+    return false;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  MLIRContext *ctx = g.getContext();
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto uses = [](AffineMap m, AffineExpr a, AffineExpr b) {
+    return m.getNumResults() == 2 && llvm::is_contained(m.getResults(), a) &&
+           llvm::is_contained(m.getResults(), b);
+  };
+  return uses(maps[0], dim(0), dim(2)) && uses(maps[1], dim(1), dim(2)) &&
+         maps[2] == AffineMap::get(3, 0, {dim(0), dim(1)}, ctx) &&
+         linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(g.getOperation()));
 }
 
 FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {

@@ -95,11 +95,11 @@ FailureOr<Value> RowKernelBuilder::operandValue(linalg::GenericOp g, OpOperand *
   AffineMap map = g.getMatchingIndexingMap(o);
   if (Value s = scalars.lookup(o->get())) {
     // A row value: it must be read at this row.
-    AffineMap rowMap = AffineMap::getMultiDimIdentityMap(rowIdx.size(), b.getContext());
-    if (map.getNumDims() > rowIdx.size())
-      rowMap = AffineMap::getMultiDimIdentityMap(map.getNumDims(), b.getContext())
-                   .getMajorSubMap(rowIdx.size());
-    if (map != rowMap)
+    // The row map: (d0, ..., d_{r-1}[, d_r]) -> (d0, ..., d_{r-1}).
+    SmallVector<AffineExpr> rowExprs;
+    for (unsigned i = 0; i < rowIdx.size(); ++i)
+      rowExprs.push_back(b.getAffineDimExpr(i));
+    if (map != AffineMap::get(map.getNumDims(), 0, rowExprs, b.getContext()))
       return g.emitOpError("reads a row value with an unsupported indexing map");
     return s;
   }

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The GPU test problems: every kopt op at three or more shapes, non-divisible ones
+included, written as one .mlir file per problem.
+
+    test/gpu/problems.py OUT_DIR
+
+Each file holds one function with one op (so one kernel). The GPU test harness
+(test/gpu/run_gpu_tests.sh) runs every compiled problem with kopt-run, which checks
+it against an independent reference and times it, and times PyTorch eager on the
+same op and shapes. Shapes follow issue #2: matmul 1x4096x4096, 4097x4095x4093 and
+64x64x1 in bf16 and f32; softmax, rmsnorm and layernorm on 4096x32000 and 7x33;
+elementwise ops with a broadcast bias on 4096x14336 (Llama-3.1-8B's MLP width).
+"""
+import os
+import sys
+
+
+def ttype(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def problems():
+    out = []
+
+    def add(name, args, body_fn, result):
+        out.append((name, args, body_fn, result))
+
+    # matmul: (M, N, K, dtype, result dtype, transpose_a, transpose_b)
+    mm = [
+        (1, 4096, 4096, "bf16", "bf16", False, True),  # decode GEMV, Linear weight
+        (4097, 4095, 4093, "bf16", "f32", False, False),
+        (64, 64, 1, "bf16", "bf16", False, False),
+        (1, 4096, 4096, "f32", "f32", False, False),
+        (4097, 4095, 4093, "f32", "f32", False, True),
+        (64, 64, 1, "f32", "f32", False, False),
+        (33, 17, 65, "f16", "f16", True, True),
+        (512, 1024, 256, "f16", "f32", True, False),
+    ]
+    for m, n, k, dt, rt, ta, tb in mm:
+        a = [k, m] if ta else [m, k]
+        b = [n, k] if tb else [k, n]
+        flags = [f for f, on in (("transpose_a", ta), ("transpose_b", tb)) if on]
+        attr = (" {" + ", ".join(flags) + "}") if flags else ""
+        name = f"matmul_{dt}_{rt}_{m}x{n}x{k}" + ("_ta" if ta else "") + ("_tb" if tb else "")
+        add(name, [(a, dt), (b, dt)],
+            lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
+            f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",
+            ([m, n], rt))
+
+    # binary ops with broadcasting: (lhs shape, rhs shape, result shape, dtype)
+    bshapes = [
+        ([4096, 14336], [14336], [4096, 14336], "bf16"),  # bias over a Llama MLP activation
+        ([7, 33], [7, 1], [7, 33], "f32"),
+        ([3, 1, 5], [4, 1], [3, 4, 5], "f16"),
+    ]
+    for op in ["add", "sub", "mul", "div", "max", "min"]:
+        for ls, rs, res, dt in bshapes:
+            name = f"{op}_{dt}_" + "x".join(map(str, res))
+            add(name, [(ls, dt), (rs, dt)],
+                lambda x, op=op, ls=ls, rs=rs, res=res, dt=dt:
+                f"kopt.{op} {x[0]}, {x[1]} : {ttype(ls, dt)}, {ttype(rs, dt)} -> {ttype(res, dt)}",
+                (res, dt))
+
+    ushapes = [([4096, 14336], "bf16"), ([7, 33], "f32"), ([4097], "f16")]
+    unary = ["exp", "neg", "abs", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu"]
+    for op in unary + ["gelu", "gelu_tanh"]:
+        for shape, dt in ushapes:
+            name = f"{op}_{dt}_" + "x".join(map(str, shape))
+            mnemonic = "gelu" if op.startswith("gelu") else op
+            extra = " approximate(tanh)" if op == "gelu_tanh" else ""
+            add(name, [(shape, dt)],
+                lambda x, m=mnemonic, e=extra, s=shape, dt=dt:
+                f"kopt.{m} {x[0]}{e} : {ttype(s, dt)}",
+                (shape, dt))
+
+    for shape, src, dst in [([4096, 14336], "bf16", "f32"), ([7, 33], "f32", "bf16"),
+                            ([4097], "f16", "bf16"), ([4096, 4096], "f32", "f16")]:
+        name = f"cast_{src}_to_{dst}_" + "x".join(map(str, shape))
+        add(name, [(shape, src)],
+            lambda x, s=shape, a=src, b=dst: f"kopt.cast {x[0]} : {ttype(s, a)} to {ttype(s, b)}",
+            (shape, dst))
+
+    rshapes = [([4096, 32000], "bf16", "f32"), ([7, 33], "f32", "f32"),
+               ([128256], "bf16", "bf16"), ([2, 3, 4097], "f16", "f16")]
+    for kind in ["sum", "max", "mean"]:
+        for shape, dt, rt in rshapes:
+            name = f"reduce_{kind}_{dt}_" + "x".join(map(str, shape))
+            add(name, [(shape, dt)],
+                lambda x, k=kind, s=shape, dt=dt, rt=rt:
+                f"kopt.reduce {k} {x[0]} : {ttype(s, dt)} -> {ttype(s[:-1], rt)}",
+                (shape[:-1], rt))
+
+    for shape, dt in [([4096, 32000], "bf16"), ([7, 33], "f32"), ([8, 128256], "f16"),
+                      ([4096, 32000], "f32")]:
+        name = "softmax_" + dt + "_" + "x".join(map(str, shape))
+        add(name, [(shape, dt)],
+            lambda x, s=shape, dt=dt: f"kopt.softmax {x[0]} : {ttype(s, dt)}", (shape, dt))
+
+    # norms: (shape, dtype, weight, bias, eps)
+    for shape, dt, w, eps in [([4096, 32000], "bf16", True, "1.0e-05"),
+                              ([7, 33], "f32", False, "1.0e-06"),
+                              ([16, 4096], "bf16", True, "1.0e-05"),
+                              ([4096, 4096], "f32", True, "1.0e-05")]:
+        name = f"rmsnorm_{dt}_" + "x".join(map(str, shape)) + ("_w" if w else "")
+        args = [(shape, dt)] + ([([shape[-1]], dt)] if w else [])
+        add(name, args,
+            lambda x, s=shape, dt=dt, w=w, eps=eps:
+            f"kopt.rmsnorm {x[0]}" + (f" weight({x[1]} : {ttype([s[-1]], dt)})" if w else "")
+            + f" eps = {eps} : {ttype(s, dt)}",
+            (shape, dt))
+    for shape, dt, w, bb, eps in [([4096, 32000], "bf16", True, True, "1.0e-05"),
+                                  ([7, 33], "f32", False, False, "1.0e-05"),
+                                  ([2, 5, 1024], "f16", True, False, "1.0e-12"),
+                                  ([512, 1600], "f32", False, True, "1.0e-05")]:
+        name = f"layernorm_{dt}_" + "x".join(map(str, shape)) + ("_w" if w else "") + ("_b" if bb else "")
+        args = [(shape, dt)] + ([([shape[-1]], dt)] if w else []) + ([([shape[-1]], dt)] if bb else [])
+
+        def body(x, s=shape, dt=dt, w=w, bb=bb, eps=eps):
+            i = 1
+            txt = f"kopt.layernorm {x[0]}"
+            if w:
+                txt += f" weight({x[i]} : {ttype([s[-1]], dt)})"
+                i += 1
+            if bb:
+                txt += f" bias({x[i]} : {ttype([s[-1]], dt)})"
+            return txt + f" eps = {eps} : {ttype(s, dt)}"
+        add(name, args, body, (shape, dt))
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: problems.py OUT_DIR")
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    for name, args, body_fn, (rshape, rdt) in problems():
+        names = [f"%arg{i}" for i in range(len(args))]
+        sig = ", ".join(f"{n}: {ttype(s, d)}" for n, (s, d) in zip(names, args))
+        rt = ttype(rshape, rdt)
+        text = (f"// GPU test problem {name} (generated by test/gpu/problems.py)\n"
+                f"func.func @{name}({sig}) -> {rt} {{\n"
+                f"  %0 = {body_fn(names)}\n"
+                f"  return %0 : {rt}\n}}\n")
+        with open(os.path.join(outdir, name + ".mlir"), "w") as f:
+            f.write(text)
+    print(f"wrote {len(problems())} problems to {outdir}")
+
+
+if __name__ == "__main__":
+    main()
