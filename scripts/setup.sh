@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Installs what building and testing kopt needs on Debian 12 (bookworm), and checks
+# the CUDA toolkit, which it does not install.
+#
+#   scripts/setup.sh           install missing Debian packages (as root, or with sudo)
+#   scripts/setup.sh --check   only report; install nothing
+#
+# Quick and silent about apt when everything is there. Exit code 0 when kopt can be
+# built and tested, 1 otherwise (with a message saying what is missing).
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+TAG=setup
+
+check_only=0
+case "${1:-}" in
+  --check) check_only=1 ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  '') ;;
+  *) kopt_error $TAG "unknown option '$1' (try --help)"; exit 2 ;;
+esac
+
+# LLVM/MLIR 22 come from Debian's bookworm-security suite; the rest from bookworm.
+PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools nlohmann-json3-dev
+          ninja-build ccache cmake g++ libgtest-dev python3)
+LLVM_PACKAGES=" llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools "
+
+failed=0
+
+# --- Debian packages --------------------------------------------------------------
+if command -v dpkg-query >/dev/null 2>&1; then
+  missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    kopt_log $TAG "Debian packages: all ${#PACKAGES[@]} installed"
+  elif [ $check_only = 1 ]; then
+    kopt_error $TAG "missing Debian packages: ${missing[*]} (run scripts/setup.sh to install them)"
+    failed=1
+  elif ! command -v apt-get >/dev/null 2>&1; then
+    kopt_error $TAG "missing packages ${missing[*]}, and apt-get is not here to install them"
+    failed=1
+  else
+    sudo=()
+    if [ "$(id -u)" != 0 ]; then
+      if ! command -v sudo >/dev/null 2>&1; then
+        kopt_error $TAG "missing packages: ${missing[*]}"
+        kopt_error $TAG "installing them needs root: run this script as root, or install sudo"
+        exit 1
+      fi
+      sudo=(sudo)
+      [ -t 0 ] || sudo=(sudo -n)   # no terminal to ask for a password: fail, don't hang
+    fi
+    kopt_log $TAG "installing: ${missing[*]}"
+    t0=$SECONDS
+    apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o Dpkg::Use-Pty=0)
+    if ! "${apt[@]}" update >/tmp/kopt-apt-update.$$.log 2>&1; then
+      cat /tmp/kopt-apt-update.$$.log >&2
+      kopt_error $TAG "apt-get update failed (see above)"
+      rm -f /tmp/kopt-apt-update.$$.log
+      exit 1
+    fi
+    rm -f /tmp/kopt-apt-update.$$.log
+    # Say which packages apt cannot find before asking it to install them.
+    unavailable=()
+    for p in "${missing[@]}"; do
+      cand=$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+      [ -n "$cand" ] && [ "$cand" != "(none)" ] || unavailable+=("$p")
+    done
+    if [ ${#unavailable[@]} -gt 0 ]; then
+      kopt_error $TAG "apt knows no package named: ${unavailable[*]}"
+      for p in "${unavailable[@]}"; do
+        if [[ $LLVM_PACKAGES == *" $p "* ]]; then
+          kopt_error $TAG "LLVM/MLIR 22 are in Debian 12's security suite: add 'bookworm-security'" \
+            "(components main) to your apt sources (/etc/apt/sources.list.d/debian.sources" \
+            "or /etc/apt/sources.list), as a standard Debian 12 install has it, then run this again."
+          break
+        fi
+      done
+      exit 1
+    fi
+    if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}"; then
+      kopt_error $TAG "apt-get install failed (see above)"
+      exit 1
+    fi
+    kopt_log $TAG "installed ${#missing[@]} packages in $(kopt_elapsed $t0)"
+  fi
+else
+  kopt_warn $TAG "not a Debian system (no dpkg-query): checking files only; install LLVM/MLIR 22" \
+    "(with lit and FileCheck), nlohmann-json 3, GoogleTest, CMake, Ninja, ccache, g++ and python3 yourself"
+fi
+
+# --- What the build needs, whatever installed it ------------------------------------
+need_file() { # PATH WHAT
+  if [ ! -e "$1" ]; then kopt_error $TAG "$2 not found: $1"; failed=1; fi
+}
+need_cmd() { # COMMAND WHAT
+  if ! command -v "$1" >/dev/null 2>&1; then kopt_error $TAG "$2 not found: no '$1' on PATH"; failed=1; fi
+}
+if [ $failed = 0 ]; then
+  need_file "$KOPT_LLVM_ROOT/lib/cmake/mlir/MLIRConfig.cmake" "MLIR 22 CMake package (libmlir-22-dev)"
+  need_file "$KOPT_LLVM_ROOT/lib/cmake/llvm/LLVMConfig.cmake" "LLVM 22 CMake package (llvm-22-dev)"
+  need_file "$KOPT_LLVM_ROOT/bin/mlir-tblgen" "mlir-tblgen (mlir-22-tools)"
+  need_file "$KOPT_LLVM_ROOT/bin/lit" "lit (llvm-22-tools)"
+  need_file "$KOPT_LLVM_ROOT/bin/FileCheck" "FileCheck (llvm-22-tools)"
+  need_file "${KOPT_JSON_INCLUDE_DIR:-/usr/include}/nlohmann/json.hpp" "nlohmann/json (nlohmann-json3-dev)"
+  need_file /usr/include/gtest/gtest.h "GoogleTest (libgtest-dev)"
+  need_cmd cmake "CMake"
+  need_cmd ninja "Ninja (ninja-build)"
+  need_cmd g++ "a C++ compiler (g++)"
+  need_cmd python3 "python3"
+  command -v ccache >/dev/null 2>&1 || kopt_warn $TAG "ccache not found: builds work, rebuilds are slower"
+fi
+
+# --- CUDA toolkit (not a Debian package we install) ---------------------------------
+cuda_help="Install NVIDIA's CUDA toolkit 12.0 or newer (sm_90a needs 12.0; Debian 12's own\
+ nvidia-cuda-toolkit is 11.8, too old) from NVIDIA's CUDA downloads for Debian 12, usually\
+ into /usr/local/cuda; or point CUDA_HOME at an existing one (CUDA_HOME=/path/to/cuda $0)."
+if ptxas=$(kopt_find_ptxas); then
+  version=$("$ptxas" --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p')
+  major=${version%%.*}
+  if [ -z "$version" ]; then
+    kopt_error $TAG "ptxas at $ptxas did not say its version ('$ptxas --version' failed)"
+    failed=1
+  elif [ "$major" -lt 12 ]; then
+    kopt_error $TAG "ptxas at $ptxas is CUDA $version: kopt targets sm_90a, which needs CUDA 12.0 or newer."
+    kopt_error $TAG "$cuda_help"
+    failed=1
+  else
+    kopt_log $TAG "ptxas: $ptxas (CUDA $version)"
+  fi
+elif [ -n "${KOPT_PTXAS:-}" ]; then
+  kopt_error $TAG "KOPT_PTXAS=$KOPT_PTXAS is not an executable ptxas"
+  failed=1
+else
+  kopt_error $TAG "ptxas not found (looked in ${CUDA_HOME:+\$CUDA_HOME/bin, }${CUDA_PATH:+\$CUDA_PATH/bin, }PATH, /usr/local/cuda/bin)."
+  kopt_error $TAG "The test suite assembles every generated PTX with ptxas. $cuda_help"
+  failed=1
+fi
+if cuda_h=$(kopt_find_cuda_h); then
+  kopt_log $TAG "cuda.h: $cuda_h"
+else
+  kopt_warn $TAG "cuda.h not found (looked in \$CUDA_HOME, /usr/local/cuda, /usr/include): the runtime"
+  kopt_warn $TAG "(lib/Runtime, kopt-run) will not be built; the compiler and its tests will be."
+  kopt_warn $TAG "cuda.h comes with the CUDA toolkit: $cuda_help"
+fi
+
+if kopt_has_gpu; then
+  kopt_log $TAG "GPU: $(nvidia-smi -L 2>/dev/null | head -n1)"
+else
+  kopt_log $TAG "GPU: none (nvidia-smi -L found none): kernels can be compiled and assembled here, not run"
+fi
+
+if [ $failed != 0 ]; then
+  kopt_error $TAG "setup incomplete: fix the above and run scripts/setup.sh again"
+  exit 1
+fi
+kopt_log $TAG "ready"
