@@ -44,7 +44,9 @@ if [ ! -f "$build/build.ninja" ]; then
   mkdir -p "$build"
   if ! cmake "${args[@]}" >"$build/configure.log" 2>&1; then
     if grep -q 'CMake Error' "$build/configure.log"; then
-      sed -n '/CMake Error/,$p' "$build/configure.log" | head -n 80 >&2
+      # Only CMake's error blocks, not the pages of checks around them.
+      awk '/^CMake Error/ { on = 1 } /^(-- |CMake Warning|CMake Deprecation)/ { on = 0 } on' \
+        "$build/configure.log" | head -n 80 >&2
     else
       tail -n 40 "$build/configure.log" >&2
     fi
