@@ -1,0 +1,203 @@
+//===- Manifest.h - The kopt launch manifest (format version 1) -*- C++ -*-===//
+//
+// Parses and validates the launch manifest that `kopt-opt --kopt-to-ptx` writes
+// beside its PTX (see docs/manifest.md). Pure C++17: no CUDA, no MLIR.
+//
+// Error behaviour: parseManifest/loadManifest never throw and never abort. Any
+// malformed input (bad JSON, a missing or mistyped field, an unknown dtype,
+// op or class, a non-positive dimension, a wrong version, operands that do not
+// fit the op, a launch that names a missing kernel, argument or buffer) gives
+// a failure whose message names the file and the field, e.g.
+//   "out/softmax.json: kernels[0].params[1].dtype: unknown dtype 'f64'
+//    (expected f32, f16 or bf16)".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KOPT_RUNTIME_MANIFEST_H
+#define KOPT_RUNTIME_MANIFEST_H
+
+#include "kopt/Runtime/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kopt::rt {
+
+/// The manifest format version this parser reads.
+inline constexpr int kManifestVersion = 1;
+
+/// Element types of kernel parameters.
+enum class DType { F32, F16, BF16 };
+
+/// "f32", "f16" or "bf16".
+const char *dtypeName(DType dtype);
+/// Parses "f32", "f16" or "bf16"; nullopt for anything else.
+std::optional<DType> parseDType(std::string_view name);
+/// Bytes per element: 4 for f32, 2 for f16 and bf16.
+int64_t dtypeSize(DType dtype);
+
+/// A dense row-major shape. An empty shape is a scalar (one element).
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of `shape` (1 for a scalar). The manifest parser rejects
+/// shapes whose element count or byte size overflows int64_t, so this is safe
+/// on any shape that came out of a parsed manifest.
+int64_t numElements(const Shape &shape);
+/// Bytes of a dense array of `shape` and `dtype`.
+int64_t numBytes(const Shape &shape, DType dtype);
+/// "[4096, 32000]".
+std::string shapeToString(const Shape &shape);
+
+enum class Role { Input, Output };
+const char *roleName(Role role);
+
+/// A tensor: a kernel parameter or a function argument.
+struct TensorSpec {
+  std::string name;
+  Role role = Role::Input;
+  DType dtype = DType::F32;
+  Shape shape;
+
+  int64_t numElements() const { return kopt::rt::numElements(shape); }
+  int64_t numBytes() const { return kopt::rt::numBytes(shape, dtype); }
+};
+
+/// The kernel builder that made a kernel.
+enum class KernelClass { Elementwise, Row, Matmul };
+const char *kernelClassName(KernelClass cls);
+
+/// The kopt ops a kernel can compute (docs/manifest.md, "kernels[].op").
+enum class OpKind {
+  Matmul,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Exp,
+  Neg,
+  Abs,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Silu,
+  Gelu,
+  Cast,
+  Reduce,
+  Softmax,
+  RmsNorm,
+  LayerNorm,
+};
+/// The op's name as written in the manifest ("matmul", "rmsnorm", ...).
+const char *opName(OpKind op);
+std::optional<OpKind> parseOpKind(std::string_view name);
+bool isBinaryOp(OpKind op);
+/// exp neg abs sqrt rsqrt tanh sigmoid relu silu gelu cast.
+bool isUnaryOp(OpKind op);
+
+enum class GeluApproximation { None, Tanh };
+enum class ReduceKind { Sum, Max, Mean };
+const char *reduceKindName(ReduceKind kind);
+
+/// The op's attributes. Only the fields of the kernel's op are meaningful.
+struct OpAttrs {
+  bool transposeA = false;                                 // matmul
+  bool transposeB = false;                                 // matmul
+  GeluApproximation approximate = GeluApproximation::None; // gelu
+  ReduceKind reduceKind = ReduceKind::Sum;                 // reduce
+  double eps = 0.0;                                        // rmsnorm, layernorm
+};
+
+/// One `.entry` of the PTX.
+struct KernelSpec {
+  std::string name;
+  KernelClass cls = KernelClass::Elementwise;
+  OpKind op = OpKind::Add;
+  OpAttrs attrs;
+  /// The `attrs` object as JSON text, for reports.
+  std::string attrsJson = "{}";
+  /// Parameters in PTX order; every one is a `.u64` device pointer.
+  std::vector<TensorSpec> params;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  /// Bytes of dynamic shared memory to pass at launch.
+  uint32_t dynamicSharedBytes = 0;
+
+  /// The parameter called `name`, or null.
+  const TensorSpec *findParam(std::string_view paramName) const;
+  /// Sum of the byte sizes of all parameters.
+  int64_t totalParamBytes() const;
+};
+
+/// An intermediate device buffer of a function.
+struct BufferSpec {
+  int64_t id = 0;
+  DType dtype = DType::F32;
+  Shape shape;
+};
+
+/// One argument of a launch: the function's `index`-th argument, or the buffer
+/// whose id is `index`.
+struct LaunchArg {
+  enum class Kind { Arg, Buffer };
+  Kind kind = Kind::Arg;
+  int64_t index = 0;
+};
+
+struct LaunchSpec {
+  std::string kernel;
+  std::vector<LaunchArg> args;
+};
+
+/// One source `func.func`: its tensors, intermediate buffers and the kernel
+/// launches, in order.
+struct FunctionSpec {
+  std::string name;
+  std::vector<TensorSpec> args;
+  std::vector<BufferSpec> buffers;
+  std::vector<LaunchSpec> launches;
+
+  const BufferSpec *findBuffer(int64_t id) const;
+};
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string chip;
+  /// The `ptx` field as written (relative to the manifest's folder).
+  std::string ptx;
+  /// `ptx` resolved against the manifest's folder.
+  std::string ptxPath;
+  /// The file the manifest was read from (or the name given to parseManifest).
+  std::string sourceName;
+  std::vector<KernelSpec> kernels;
+  std::vector<FunctionSpec> functions;
+
+  /// The kernel called `name`, or null.
+  const KernelSpec *findKernel(std::string_view kernelName) const;
+};
+
+/// Parses manifest text. `sourceName` prefixes every error message;
+/// `baseDir` is the folder the `ptx` field is relative to (may be empty).
+Expected<Manifest> parseManifest(std::string_view text,
+                                 const std::string &sourceName,
+                                 const std::string &baseDir = "");
+
+/// Reads and parses the manifest file at `path`.
+Expected<Manifest> loadManifest(const std::string &path);
+
+/// Checks that `kernel`'s parameters fit its op (names, roles, count and
+/// shapes; see docs/manifest.md). parseManifest calls this for every kernel;
+/// `where` prefixes the error message (e.g. "f.json: kernels[2]").
+Status validateKernelOperands(const KernelSpec &kernel,
+                              const std::string &where);
+
+} // namespace kopt::rt
+
+#endif // KOPT_RUNTIME_MANIFEST_H

@@ -1,0 +1,81 @@
+//===- Reference.h - CPU float64 references for kopt ops --------*- C++ -*-===//
+//
+// Independent host references for every op of docs/manifest.md except matmul
+// (whose reference is cuBLAS, see Runtime.h). Inputs are the exact values the
+// GPU saw (bf16/f16 decoded to double); everything is computed in double.
+// Large tensors are split over threads (Parallel.h).
+//
+// Semantics:
+//  - add sub mul div max min: numpy broadcasting of lhs and rhs to the result
+//    shape; max/min propagate NaN (like torch.maximum / torch.minimum).
+//  - exp neg abs sqrt rsqrt tanh sigmoid relu silu; gelu with approximate
+//    "none" = 0.5 x (1 + erf(x / sqrt 2)) or "tanh" =
+//    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); cast = identity (the
+//    rounding to the result dtype is the GPU's).
+//  - reduce (sum, max, mean), softmax, rmsnorm, layernorm: over the last
+//    dimension. rmsnorm: y = x / sqrt(mean(x^2) + eps) * w. layernorm:
+//    y = (x - mean) / sqrt(var + eps) * w + b with the biased variance.
+//    Weight and bias are optional.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KOPT_RUNTIME_REFERENCE_H
+#define KOPT_RUNTIME_REFERENCE_H
+
+#include "kopt/Runtime/Error.h"
+#include "kopt/Runtime/Manifest.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kopt::rt {
+
+/// A dense row-major array of doubles.
+struct HostTensor {
+  Shape shape;
+  std::vector<double> data;
+
+  HostTensor() = default;
+  HostTensor(Shape s, std::vector<double> d)
+      : shape(std::move(s)), data(std::move(d)) {}
+  int64_t numElements() const { return static_cast<int64_t>(data.size()); }
+};
+
+namespace ref {
+
+/// The scalar function of a unary op (exp ... gelu, cast). `op` must satisfy
+/// isUnaryOp().
+double unaryScalar(OpKind op, GeluApproximation approximate, double x);
+/// The scalar function of a binary op. `op` must satisfy isBinaryOp().
+double binaryScalar(OpKind op, double lhs, double rhs);
+
+/// Elementwise unary op; the result has x's shape.
+HostTensor unary(OpKind op, GeluApproximation approximate, const HostTensor &x);
+/// Elementwise binary op with numpy broadcasting to `resultShape` (both
+/// operands must broadcast to it; see validateKernelOperands).
+HostTensor binary(OpKind op, const HostTensor &lhs, const HostTensor &rhs,
+                  const Shape &resultShape);
+/// Reduction over the last dimension; the result has x's shape minus the
+/// last dimension. `x` must have rank >= 1.
+HostTensor reduce(ReduceKind kind, const HostTensor &x);
+/// Softmax over the last dimension.
+HostTensor softmax(const HostTensor &x);
+/// RMS norm over the last dimension; `weight` may be null.
+HostTensor rmsnorm(const HostTensor &x, const HostTensor *weight, double eps);
+/// Layer norm over the last dimension; `weight` and `bias` may be null.
+HostTensor layernorm(const HostTensor &x, const HostTensor *weight,
+                     const HostTensor *bias, double eps);
+
+/// The reference result of `kernel` (its "result" parameter, with that
+/// parameter's shape) from its inputs, keyed by parameter name. Fails for
+/// matmul (its reference is cuBLAS) and when an input is missing or has the
+/// wrong element count.
+Expected<HostTensor>
+compute(const KernelSpec &kernel,
+        const std::map<std::string, const HostTensor *> &inputs);
+
+} // namespace ref
+} // namespace kopt::rt
+
+#endif // KOPT_RUNTIME_REFERENCE_H

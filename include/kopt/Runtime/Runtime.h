@@ -1,0 +1,212 @@
+//===- Runtime.h - A small runtime over the CUDA driver API -----*- C++ -*-===//
+//
+// Loads PTX, launches kernels described by a launch manifest, moves memory and
+// times with events, through the CUDA driver API. No MLIR, and no link-time
+// dependency on the driver: libcuda.so.1 is opened with dlopen at run time, so
+// a machine without a driver gets the error "no CUDA driver: libcuda.so.1 not
+// found" instead of a loader failure. cuBLAS (the matmul reference) is opened
+// the same way.
+//
+// Error behaviour: every CUDA call's result is checked; a failure comes back
+// as a Status/Expected whose message names the call and gives the CUDA error
+// name and string, e.g. "cuLaunchKernel (kernel softmax_0):
+// CUDA_ERROR_INVALID_VALUE (invalid argument)". Nothing here throws or aborts.
+//
+// Threading: a CudaContext makes the device's primary context current on the
+// thread that creates it; use it from that thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KOPT_RUNTIME_RUNTIME_H
+#define KOPT_RUNTIME_RUNTIME_H
+
+#include "kopt/Runtime/Error.h"
+#include "kopt/Runtime/Manifest.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+// The driver's opaque handle types, as cuda.h declares them; this header does
+// not need cuda.h.
+struct CUstream_st;
+struct CUfunc_st;
+struct CUevent_st;
+struct CUmod_st;
+struct CUctx_st;
+
+namespace kopt::rt {
+
+/// A device address (CUdeviceptr).
+using DevicePtr = uint64_t;
+using Stream = CUstream_st *; ///< CUstream; nullptr is the legacy default
+using Function = CUfunc_st *; ///< CUfunction
+using Event = CUevent_st *;   ///< CUevent
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int ccMajor = 0, ccMinor = 0;
+  int smCount = 0;
+  int64_t totalMemoryBytes = 0;
+  int l2CacheBytes = 0;
+  /// Largest dynamic shared memory per block after opting in, in bytes.
+  int maxSharedPerBlockOptin = 0;
+  /// cuDriverGetVersion, e.g. 13000.
+  int driverVersion = 0;
+};
+
+/// Register and memory use of a loaded kernel (cuFuncGetAttribute).
+struct FunctionResources {
+  int registers = 0;
+  /// Per-thread local memory (spills, local arrays), bytes.
+  int localBytes = 0;
+  /// Static shared memory, bytes.
+  int staticSharedBytes = 0;
+  int maxThreadsPerBlock = 0;
+};
+
+/// Loads libcuda.so.1 and resolves the driver functions (once per process).
+/// Fails with "no CUDA driver: libcuda.so.1 not found" when there is none.
+Status loadCudaDriver();
+
+class CudaContext;
+
+/// A device allocation that frees itself. Move-only.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(CudaContext *ctx, DevicePtr ptr, int64_t bytes)
+      : ctx(ctx), ptr(ptr), bytes(bytes) {}
+  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() { reset(); }
+
+  DevicePtr get() const { return ptr; }
+  int64_t size() const { return bytes; }
+  /// Frees the allocation now (errors are ignored; use CudaContext::free to
+  /// see them).
+  void reset();
+
+private:
+  CudaContext *ctx = nullptr;
+  DevicePtr ptr = 0;
+  int64_t bytes = 0;
+};
+
+/// One device's primary context, a module cache and thin checked wrappers.
+class CudaContext {
+public:
+  /// Loads the driver, calls cuInit, retains device `ordinal`'s primary
+  /// context and makes it current on the calling thread.
+  static Expected<std::unique_ptr<CudaContext>> create(int ordinal = 0);
+  /// Unloads the cached modules and releases the primary context.
+  ~CudaContext();
+  CudaContext(const CudaContext &) = delete;
+  CudaContext &operator=(const CudaContext &) = delete;
+
+  const DeviceInfo &device() const { return info; }
+
+  // Memory. Sizes are in bytes.
+  Expected<DeviceBuffer> allocate(int64_t bytes);
+  Status free(DevicePtr ptr);
+  /// Synchronous copies on the legacy default stream (pageable host memory).
+  Status copyToDevice(DevicePtr dst, const void *src, int64_t bytes);
+  Status copyToHost(void *dst, DevicePtr src, int64_t bytes);
+  /// Sets `bytes` bytes at `dst` to `value`, asynchronously on `stream`.
+  Status memsetAsync(DevicePtr dst, uint8_t value, int64_t bytes,
+                     Stream stream);
+
+  // Streams and events.
+  /// A stream ordered with the legacy default stream (CU_STREAM_DEFAULT), so
+  /// that copyToDevice/copyToHost (synchronous, on the legacy stream) and
+  /// work on it are ordered.
+  Expected<Stream> createStream();
+  Status destroyStream(Stream stream);
+  Status synchronize(Stream stream);
+  Status synchronizeContext();
+  Expected<Event> createEvent();
+  Status destroyEvent(Event event);
+  Status record(Event event, Stream stream);
+  /// Milliseconds between two recorded events (waits for `end`).
+  Expected<float> elapsedMs(Event start, Event end);
+
+  // Modules and launches.
+  /// Loads (once; cached by path) the PTX file at `ptxPath` with
+  /// cuModuleLoadDataEx. A JIT failure's message holds ptxas's error log.
+  Status loadModule(const std::string &ptxPath);
+  /// The JIT's info log (verbose: registers, spills) of a loaded module.
+  std::string jitInfoLog(const std::string &ptxPath) const;
+  /// The `.entry` called `name` of the PTX at `ptxPath` (loading it first).
+  Expected<Function> getFunction(const std::string &ptxPath,
+                                 const std::string &name);
+  Expected<FunctionResources> getResources(Function function);
+  /// Launches `function` with the grid, block and dynamic shared memory of
+  /// `kernel` on `stream`; `args` is cuLaunchKernel's kernelParams (see
+  /// ArgPack). Raises the function's dynamic shared memory limit first when
+  /// the kernel needs more than 48 KiB. Asynchronous: execution errors show at
+  /// the next synchronize.
+  Status launch(Function function, const KernelSpec &kernel, void **args,
+                Stream stream);
+  /// Looks up `kernel` in the manifest's PTX, packs `pointers` (one per
+  /// parameter, in order) and launches on `stream`.
+  Status launchKernel(const Manifest &manifest, const KernelSpec &kernel,
+                      const std::vector<DevicePtr> &pointers, Stream stream);
+  /// Runs every launch of `function` in order on `stream`: `args` are the
+  /// device pointers of its arguments; its intermediate buffers are allocated
+  /// here and freed after the stream is synchronized.
+  Status runFunction(const Manifest &manifest, const FunctionSpec &function,
+                     const std::vector<DevicePtr> &args, Stream stream);
+
+private:
+  CudaContext() = default;
+
+  struct Module {
+    CUmod_st *module = nullptr;
+    std::string infoLog;
+    std::map<std::string, Function> functions;
+  };
+  DeviceInfo info;
+  CUctx_st *context = nullptr;
+  bool retained = false;
+  std::map<std::string, Module> modules;
+  /// Dynamic shared memory limit already set per function, bytes.
+  std::map<Function, uint32_t> sharedLimit;
+};
+
+/// cuBLAS, opened with dlopen ("libcublas.so.13", then "libcublas.so", then
+/// the toolkit's library folder), for the matmul reference.
+class Cublas {
+public:
+  /// Fails with a clear message when cuBLAS cannot be opened. `ctx`'s context
+  /// must be current.
+  static Expected<std::unique_ptr<Cublas>> create(CudaContext &ctx);
+  ~Cublas();
+  Cublas(const Cublas &) = delete;
+  Cublas &operator=(const Cublas &) = delete;
+
+  /// result[M, N] (f32, row-major) = op(a) * op(b) where op transposes when
+  /// the flag is set: `a` is stored [M, K] ([K, M] when transposeA) and `b`
+  /// [K, N] ([N, K] when transposeB), both of `inputType`, row-major.
+  /// cublasGemmEx with CUBLAS_COMPUTE_32F (no TF32), on `stream`.
+  Status gemmRowMajorF32(int64_t m, int64_t n, int64_t k, bool transposeA,
+                         bool transposeB, DType inputType, DevicePtr a,
+                         DevicePtr b, DevicePtr result, Stream stream);
+
+  /// The library that was opened.
+  const std::string &libraryPath() const { return path; }
+
+private:
+  Cublas() = default;
+  void *handle = nullptr;
+  std::string path;
+};
+
+} // namespace kopt::rt
+
+#endif // KOPT_RUNTIME_RUNTIME_H

@@ -1,0 +1,139 @@
+//===- Check.cpp - Compare a kernel's output with its reference -----------===//
+
+#include "kopt/Runtime/Check.h"
+#include "kopt/Runtime/Float16.h"
+#include "kopt/Runtime/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+namespace kopt::rt {
+
+Tolerance toleranceFor(DType outputDtype) {
+  Tolerance t;
+  switch (outputDtype) {
+  case DType::F32:
+    t.relErr = 1e-5;
+    break;
+  case DType::F16:
+    t.relErr = 2e-3;
+    break;
+  case DType::BF16:
+    t.relErr = 1e-2;
+    break;
+  }
+  return t;
+}
+
+namespace {
+struct Partial {
+  double diffSq = 0.0, refSq = 0.0, maxAbsErr = 0.0, maxAbsRef = 0.0;
+  int64_t maxAbsErrIndex = -1;
+  int64_t unwritten = 0, nonFinite = 0, specialMismatch = 0;
+  int64_t firstBad = -1;
+};
+
+std::string format(const char *fmt, double a, double b) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), fmt, a, b);
+  return buf;
+}
+} // namespace
+
+CheckResult checkOutput(const void *out, DType dtype, const double *ref,
+                        int64_t count, const Tolerance &tolerance) {
+  Partial total;
+  std::mutex mu;
+  parallelFor(count, 1 << 16, [&](int64_t begin, int64_t end) {
+    Partial p;
+    auto bad = [&](int64_t i) {
+      if (p.firstBad < 0)
+        p.firstBad = i;
+    };
+    for (int64_t i = begin; i < end; ++i) {
+      double r = ref[i];
+      double o = decodeElement(dtype, out, i);
+      if (!std::isfinite(r)) {
+        bool same = std::isnan(r) ? std::isnan(o) : o == r;
+        if (!same) {
+          ++p.specialMismatch;
+          bad(i);
+        }
+        continue;
+      }
+      if (isPoison(dtype, out, i)) {
+        ++p.unwritten;
+        bad(i);
+        continue;
+      }
+      if (!std::isfinite(o)) {
+        ++p.nonFinite;
+        bad(i);
+        continue;
+      }
+      double d = o - r;
+      p.diffSq += d * d;
+      p.refSq += r * r;
+      if (std::fabs(d) > p.maxAbsErr) {
+        p.maxAbsErr = std::fabs(d);
+        p.maxAbsErrIndex = i;
+      }
+      p.maxAbsRef = std::max(p.maxAbsRef, std::fabs(r));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    total.diffSq += p.diffSq;
+    total.refSq += p.refSq;
+    if (p.maxAbsErr > total.maxAbsErr ||
+        (p.maxAbsErr == total.maxAbsErr && p.maxAbsErrIndex >= 0 &&
+         (total.maxAbsErrIndex < 0 ||
+          p.maxAbsErrIndex < total.maxAbsErrIndex))) {
+      total.maxAbsErr = p.maxAbsErr;
+      total.maxAbsErrIndex = p.maxAbsErrIndex;
+    }
+    total.maxAbsRef = std::max(total.maxAbsRef, p.maxAbsRef);
+    total.unwritten += p.unwritten;
+    total.nonFinite += p.nonFinite;
+    total.specialMismatch += p.specialMismatch;
+    if (p.firstBad >= 0 && (total.firstBad < 0 || p.firstBad < total.firstBad))
+      total.firstBad = p.firstBad;
+  });
+
+  CheckResult r;
+  r.elements = count;
+  r.relErr = total.refSq > 0.0 ? std::sqrt(total.diffSq / total.refSq)
+                               : std::sqrt(total.diffSq);
+  r.maxAbsErr = total.maxAbsErr;
+  r.maxAbsRef = total.maxAbsRef;
+  r.relTol = tolerance.relErr;
+  r.maxAbsTol = tolerance.maxAbsFactor * tolerance.relErr *
+                (total.maxAbsRef > 0.0 ? total.maxAbsRef : 1.0);
+  r.unwritten = total.unwritten;
+  r.nonFinite = total.nonFinite;
+  r.specialMismatch = total.specialMismatch;
+  r.firstBadIndex = total.firstBad;
+
+  if (r.unwritten) {
+    r.reason = std::to_string(r.unwritten) + " of " + std::to_string(count) +
+               " output elements not written";
+  } else if (r.nonFinite) {
+    r.reason = std::to_string(r.nonFinite) +
+               " output elements are NaN or Inf where the reference is finite";
+  } else if (r.specialMismatch) {
+    r.reason = std::to_string(r.specialMismatch) +
+               " output elements differ from a NaN/Inf reference";
+  } else if (!(r.relErr <= r.relTol)) {
+    r.reason =
+        format("relative error %.3g above tolerance %.3g", r.relErr, r.relTol);
+    r.firstBadIndex = total.maxAbsErrIndex;
+  } else if (!(r.maxAbsErr <= r.maxAbsTol)) {
+    r.reason = format("max abs error %.3g above tolerance %.3g", r.maxAbsErr,
+                      r.maxAbsTol);
+    r.firstBadIndex = total.maxAbsErrIndex;
+  }
+  r.passed = r.reason.empty();
+  return r;
+}
+
+} // namespace kopt::rt

@@ -1,0 +1,466 @@
+//===- CudaDriver.cpp - The CUDA driver API, opened with dlopen -----------===//
+//
+// See include/kopt/Runtime/Runtime.h. The driver's functions are resolved
+// from libcuda.so.1 at run time under the versioned names that cuda.h maps
+// them to (cuMemAlloc -> cuMemAlloc_v2, ...), so the types come from cuda.h
+// and nothing links against libcuda.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Runtime/ArgPack.h"
+#include "kopt/Runtime/Runtime.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace kopt::rt {
+
+namespace {
+
+#define KOPT_STRINGIFY_IMPL(x) #x
+/// The name `x` expands to under cuda.h's macros, as a string.
+#define KOPT_STRINGIFY(x) KOPT_STRINGIFY_IMPL(x)
+
+// Every driver function kopt uses.
+#define KOPT_DRIVER_FUNCTIONS(X)                                               \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDeviceTotalMem)                                                          \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuDevicePrimaryCtxRelease)                                                 \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)                                                              \
+  X(cuMemsetD8Async)                                                           \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamSynchronize)                                                       \
+  X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuFuncGetAttribute)                                                        \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuLaunchKernel)
+
+/// Pointers to the driver's functions. Member names go through cuda.h's
+/// macros like the calls do (api.cuMemAlloc is api.cuMemAlloc_v2).
+struct DriverApi {
+#define KOPT_DECLARE(name) decltype(&::name) name = nullptr;
+  KOPT_DRIVER_FUNCTIONS(KOPT_DECLARE)
+#undef KOPT_DECLARE
+};
+
+DriverApi api;
+
+Status openDriver() {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::string message = "no CUDA driver: libcuda.so.1 not found";
+    const char *why = dlerror();
+    if (why && !std::strstr(why, "No such file"))
+      message += std::string(" (") + why + ")";
+    return Status::error(message);
+  }
+  auto resolve = [&](const char *symbol, const char *plain) -> void * {
+    void *fn = dlsym(lib, symbol);
+    // cuEventElapsedTime_v2 appeared in CUDA 12.8; the first version has the
+    // same signature.
+    if (!fn && std::strcmp(plain, "cuEventElapsedTime") == 0)
+      fn = dlsym(lib, plain);
+    return fn;
+  };
+#define KOPT_RESOLVE(name)                                                     \
+  {                                                                            \
+    void *fn = resolve(KOPT_STRINGIFY(name), #name);                           \
+    if (!fn)                                                                   \
+      return Status::error(std::string("the CUDA driver (libcuda.so.1) has "   \
+                                       "no function ") +                       \
+                           KOPT_STRINGIFY(name) +                              \
+                           "; it is older than the CUDA " +                    \
+                           std::to_string(CUDA_VERSION / 1000) + "." +         \
+                           std::to_string(CUDA_VERSION % 1000 / 10) +          \
+                           " headers kopt was built with");                    \
+    api.name = reinterpret_cast<decltype(api.name)>(fn);                       \
+  }
+  KOPT_DRIVER_FUNCTIONS(KOPT_RESOLVE)
+#undef KOPT_RESOLVE
+  return Status::success();
+}
+
+/// "what: CUDA_ERROR_NAME (description)", or success.
+Status check(CUresult result, const std::string &what) {
+  if (result == CUDA_SUCCESS)
+    return Status::success();
+  const char *name = nullptr, *text = nullptr;
+  if (api.cuGetErrorName)
+    api.cuGetErrorName(result, &name);
+  if (api.cuGetErrorString)
+    api.cuGetErrorString(result, &text);
+  std::string message = what + ": ";
+  message += name ? name : "CUDA error " + std::to_string(int(result));
+  if (text)
+    message += std::string(" (") + text + ")";
+  return Status::error(message);
+}
+
+} // namespace
+
+Status loadCudaDriver() {
+  static const Status status = openDriver();
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceBuffer
+//===----------------------------------------------------------------------===//
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    reset();
+    ctx = other.ctx;
+    ptr = other.ptr;
+    bytes = other.bytes;
+    other.ctx = nullptr;
+    other.ptr = 0;
+    other.bytes = 0;
+  }
+  return *this;
+}
+
+void DeviceBuffer::reset() {
+  if (ctx && ptr)
+    (void)ctx->free(ptr);
+  ctx = nullptr;
+  ptr = 0;
+  bytes = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// CudaContext
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<CudaContext>> CudaContext::create(int ordinal) {
+  KOPT_RETURN_IF_ERROR(loadCudaDriver());
+  KOPT_RETURN_IF_ERROR(check(api.cuInit(0), "cuInit"));
+  int count = 0;
+  KOPT_RETURN_IF_ERROR(check(api.cuDeviceGetCount(&count), "cuDeviceGetCount"));
+  if (count == 0)
+    return Status::error("no CUDA device found");
+  if (ordinal < 0 || ordinal >= count)
+    return Status::error("CUDA device " + std::to_string(ordinal) +
+                         " requested, but there are " + std::to_string(count) +
+                         " devices");
+  CUdevice dev;
+  KOPT_RETURN_IF_ERROR(check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet"));
+
+  std::unique_ptr<CudaContext> ctx(new CudaContext());
+  DeviceInfo &info = ctx->info;
+  info.ordinal = ordinal;
+  CUcontext primary = nullptr;
+  KOPT_RETURN_IF_ERROR(check(api.cuDevicePrimaryCtxRetain(&primary, dev),
+                             "cuDevicePrimaryCtxRetain"));
+  ctx->context = primary;
+  ctx->retained = true;
+  KOPT_RETURN_IF_ERROR(check(api.cuCtxSetCurrent(primary), "cuCtxSetCurrent"));
+
+  char name[256] = {0};
+  KOPT_RETURN_IF_ERROR(check(api.cuDeviceGetName(name, sizeof(name) - 1, dev),
+                             "cuDeviceGetName"));
+  info.name = name;
+  auto attribute = [&](CUdevice_attribute attr, int &out,
+                       const char *what) -> Status {
+    return check(api.cuDeviceGetAttribute(&out, attr, dev),
+                 std::string("cuDeviceGetAttribute(") + what + ")");
+  };
+  KOPT_RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                 info.ccMajor, "COMPUTE_CAPABILITY_MAJOR"));
+  KOPT_RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                 info.ccMinor, "COMPUTE_CAPABILITY_MINOR"));
+  KOPT_RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                 info.smCount, "MULTIPROCESSOR_COUNT"));
+  KOPT_RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                 info.l2CacheBytes, "L2_CACHE_SIZE"));
+  KOPT_RETURN_IF_ERROR(attribute(
+      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+      info.maxSharedPerBlockOptin, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"));
+  size_t total = 0;
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem"));
+  info.totalMemoryBytes = static_cast<int64_t>(total);
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuDriverGetVersion(&info.driverVersion), "cuDriverGetVersion"));
+  return std::move(ctx);
+}
+
+CudaContext::~CudaContext() {
+  if (api.cuCtxSetCurrent && context)
+    api.cuCtxSetCurrent(context);
+  for (auto &entry : modules)
+    if (entry.second.module)
+      api.cuModuleUnload(entry.second.module);
+  if (retained) {
+    CUdevice dev;
+    if (api.cuDeviceGet(&dev, info.ordinal) == CUDA_SUCCESS)
+      api.cuDevicePrimaryCtxRelease(dev);
+  }
+}
+
+Expected<DeviceBuffer> CudaContext::allocate(int64_t bytes) {
+  if (bytes <= 0)
+    return Status::error("cuMemAlloc: cannot allocate " +
+                         std::to_string(bytes) + " bytes");
+  CUdeviceptr ptr = 0;
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuMemAlloc(&ptr, static_cast<size_t>(bytes)),
+            "cuMemAlloc(" + std::to_string(bytes) + " bytes)"));
+  return DeviceBuffer(this, ptr, bytes);
+}
+
+Status CudaContext::free(DevicePtr ptr) {
+  return check(api.cuMemFree(ptr), "cuMemFree");
+}
+
+Status CudaContext::copyToDevice(DevicePtr dst, const void *src,
+                                 int64_t bytes) {
+  return check(api.cuMemcpyHtoD(dst, src, static_cast<size_t>(bytes)),
+               "cuMemcpyHtoD(" + std::to_string(bytes) + " bytes)");
+}
+
+Status CudaContext::copyToHost(void *dst, DevicePtr src, int64_t bytes) {
+  return check(api.cuMemcpyDtoH(dst, src, static_cast<size_t>(bytes)),
+               "cuMemcpyDtoH(" + std::to_string(bytes) + " bytes)");
+}
+
+Status CudaContext::memsetAsync(DevicePtr dst, uint8_t value, int64_t bytes,
+                                Stream stream) {
+  return check(
+      api.cuMemsetD8Async(dst, value, static_cast<size_t>(bytes), stream),
+      "cuMemsetD8Async(" + std::to_string(bytes) + " bytes)");
+}
+
+Expected<Stream> CudaContext::createStream() {
+  // A blocking stream: it is ordered with the legacy default stream that the
+  // synchronous copies (cuMemcpyHtoD/DtoH) use, so a launch never overtakes
+  // the copy of its inputs.
+  CUstream stream = nullptr;
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuStreamCreate(&stream, CU_STREAM_DEFAULT), "cuStreamCreate"));
+  return stream;
+}
+
+Status CudaContext::destroyStream(Stream stream) {
+  return check(api.cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+Status CudaContext::synchronize(Stream stream) {
+  return check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+Status CudaContext::synchronizeContext() {
+  return check(api.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+Expected<Event> CudaContext::createEvent() {
+  CUevent event = nullptr;
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate"));
+  return event;
+}
+
+Status CudaContext::destroyEvent(Event event) {
+  return check(api.cuEventDestroy(event), "cuEventDestroy");
+}
+
+Status CudaContext::record(Event event, Stream stream) {
+  return check(api.cuEventRecord(event, stream), "cuEventRecord");
+}
+
+Expected<float> CudaContext::elapsedMs(Event start, Event end) {
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuEventSynchronize(end), "cuEventSynchronize"));
+  float ms = 0.0f;
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime"));
+  return ms;
+}
+
+Status CudaContext::loadModule(const std::string &ptxPath) {
+  if (modules.count(ptxPath))
+    return Status::success();
+  std::ifstream in(ptxPath, std::ios::binary);
+  if (!in)
+    return Status::error("cannot read PTX file '" + ptxPath +
+                         "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string ptx = text.str(); // c_str() is NUL-terminated, as the JIT needs
+
+  constexpr size_t kLogBytes = 1 << 16;
+  std::vector<char> infoLog(kLogBytes, 0), errorLog(kLogBytes, 0);
+  CUjit_option options[] = {
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_LOG_VERBOSE};
+  void *values[] = {infoLog.data(), reinterpret_cast<void *>(kLogBytes - 1),
+                    errorLog.data(), reinterpret_cast<void *>(kLogBytes - 1),
+                    reinterpret_cast<void *>(uintptr_t(1))};
+  CUmodule module = nullptr;
+  CUresult result = api.cuModuleLoadDataEx(&module, ptx.c_str(),
+                                           sizeof(options) / sizeof(options[0]),
+                                           options, values);
+  Status status = check(result, "cuModuleLoadDataEx('" + ptxPath + "')");
+  if (!status.ok()) {
+    std::string message = status.message();
+    if (errorLog[0])
+      message += "\nptxas error log:\n" + std::string(errorLog.data());
+    if (info.ccMajor)
+      message += "\n(device compute capability " +
+                 std::to_string(info.ccMajor) + "." +
+                 std::to_string(info.ccMinor) + ")";
+    return Status::error(message);
+  }
+  Module &m = modules[ptxPath];
+  m.module = module;
+  m.infoLog = infoLog.data();
+  return Status::success();
+}
+
+std::string CudaContext::jitInfoLog(const std::string &ptxPath) const {
+  auto it = modules.find(ptxPath);
+  return it == modules.end() ? std::string() : it->second.infoLog;
+}
+
+Expected<Function> CudaContext::getFunction(const std::string &ptxPath,
+                                            const std::string &name) {
+  KOPT_RETURN_IF_ERROR(loadModule(ptxPath));
+  Module &m = modules[ptxPath];
+  auto it = m.functions.find(name);
+  if (it != m.functions.end())
+    return it->second;
+  CUfunction fn = nullptr;
+  KOPT_RETURN_IF_ERROR(
+      check(api.cuModuleGetFunction(&fn, m.module, name.c_str()),
+            "cuModuleGetFunction('" + name + "' in '" + ptxPath + "')"));
+  m.functions[name] = fn;
+  return fn;
+}
+
+Expected<FunctionResources> CudaContext::getResources(Function function) {
+  FunctionResources r;
+  auto get = [&](CUfunction_attribute attr, int &out, const char *what) {
+    return check(api.cuFuncGetAttribute(&out, attr, function),
+                 std::string("cuFuncGetAttribute(") + what + ")");
+  };
+  KOPT_RETURN_IF_ERROR(
+      get(CU_FUNC_ATTRIBUTE_NUM_REGS, r.registers, "NUM_REGS"));
+  KOPT_RETURN_IF_ERROR(get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, r.localBytes,
+                           "LOCAL_SIZE_BYTES"));
+  KOPT_RETURN_IF_ERROR(get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                           r.staticSharedBytes, "SHARED_SIZE_BYTES"));
+  KOPT_RETURN_IF_ERROR(get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                           r.maxThreadsPerBlock, "MAX_THREADS_PER_BLOCK"));
+  return r;
+}
+
+Status CudaContext::launch(Function function, const KernelSpec &kernel,
+                           void **args, Stream stream) {
+  constexpr uint32_t kDefaultSharedLimit = 48 * 1024;
+  uint32_t shared = kernel.dynamicSharedBytes;
+  if (shared > kDefaultSharedLimit && sharedLimit[function] < shared) {
+    if (info.maxSharedPerBlockOptin &&
+        shared > static_cast<uint32_t>(info.maxSharedPerBlockOptin))
+      return Status::error(
+          "kernel '" + kernel.name + "' needs " + std::to_string(shared) +
+          " bytes of dynamic shared memory; the device allows at most " +
+          std::to_string(info.maxSharedPerBlockOptin) + " per block");
+    KOPT_RETURN_IF_ERROR(check(
+        api.cuFuncSetAttribute(function,
+                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               static_cast<int>(shared)),
+        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" +
+            std::to_string(shared) + ", kernel '" + kernel.name + "')"));
+    sharedLimit[function] = shared;
+  }
+  return check(api.cuLaunchKernel(function, kernel.grid[0], kernel.grid[1],
+                                  kernel.grid[2], kernel.block[0],
+                                  kernel.block[1], kernel.block[2], shared,
+                                  stream, args, nullptr),
+               "cuLaunchKernel('" + kernel.name + "')");
+}
+
+Status CudaContext::launchKernel(const Manifest &manifest,
+                                 const KernelSpec &kernel,
+                                 const std::vector<DevicePtr> &pointers,
+                                 Stream stream) {
+  Expected<Function> fn = getFunction(manifest.ptxPath, kernel.name);
+  if (!fn.ok())
+    return fn.status();
+  Expected<ArgPack> pack = ArgPack::create(kernel, pointers);
+  if (!pack.ok())
+    return pack.status();
+  return launch(*fn, kernel, pack->data(), stream);
+}
+
+Status CudaContext::runFunction(const Manifest &manifest,
+                                const FunctionSpec &function,
+                                const std::vector<DevicePtr> &args,
+                                Stream stream) {
+  if (args.size() != function.args.size())
+    return Status::error("function '" + function.name + "' takes " +
+                         std::to_string(function.args.size()) +
+                         " arguments, got " + std::to_string(args.size()));
+  std::map<int64_t, DeviceBuffer> buffers;
+  for (const BufferSpec &b : function.buffers) {
+    Expected<DeviceBuffer> buf = allocate(numBytes(b.shape, b.dtype));
+    if (!buf.ok())
+      return buf.status().withContext("function '" + function.name + "'");
+    buffers[b.id] = buf.take();
+  }
+  for (const LaunchSpec &launch : function.launches) {
+    const KernelSpec *kernel = manifest.findKernel(launch.kernel);
+    if (!kernel)
+      return Status::error("function '" + function.name +
+                           "': no kernel named '" + launch.kernel + "'");
+    std::vector<DevicePtr> pointers;
+    for (const LaunchArg &a : launch.args) {
+      if (a.kind == LaunchArg::Kind::Arg) {
+        if (a.index < 0 || a.index >= static_cast<int64_t>(args.size()))
+          return Status::error("function '" + function.name +
+                               "': bad argument index " +
+                               std::to_string(a.index));
+        pointers.push_back(args[a.index]);
+      } else {
+        auto it = buffers.find(a.index);
+        if (it == buffers.end())
+          return Status::error("function '" + function.name +
+                               "': no buffer with id " +
+                               std::to_string(a.index));
+        pointers.push_back(it->second.get());
+      }
+    }
+    KOPT_RETURN_IF_ERROR(launchKernel(manifest, *kernel, pointers, stream));
+  }
+  // The buffers are freed on return; wait for the launches that use them.
+  return synchronize(stream).withContext("function '" + function.name + "'");
+}
+
+} // namespace kopt::rt

@@ -1,0 +1,962 @@
+//===- Manifest.cpp - Parse and validate the launch manifest --------------===//
+//
+// See include/kopt/Runtime/Manifest.h and docs/manifest.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Runtime/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+using json = nlohmann::json;
+
+namespace kopt::rt {
+
+//===----------------------------------------------------------------------===//
+// Enums and shapes
+//===----------------------------------------------------------------------===//
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(std::string_view name) {
+  if (name == "f32")
+    return DType::F32;
+  if (name == "f16")
+    return DType::F16;
+  if (name == "bf16")
+    return DType::BF16;
+  return std::nullopt;
+}
+
+int64_t dtypeSize(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t numBytes(const Shape &shape, DType dtype) {
+  return numElements(shape) * dtypeSize(dtype);
+}
+
+std::string shapeToString(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+const char *roleName(Role role) {
+  return role == Role::Input ? "input" : "output";
+}
+
+const char *kernelClassName(KernelClass cls) {
+  switch (cls) {
+  case KernelClass::Elementwise:
+    return "elementwise";
+  case KernelClass::Row:
+    return "row";
+  case KernelClass::Matmul:
+    return "matmul";
+  }
+  return "?";
+}
+
+namespace {
+struct OpName {
+  OpKind op;
+  const char *name;
+};
+constexpr OpName kOpNames[] = {
+    {OpKind::Matmul, "matmul"},   {OpKind::Add, "add"},
+    {OpKind::Sub, "sub"},         {OpKind::Mul, "mul"},
+    {OpKind::Div, "div"},         {OpKind::Max, "max"},
+    {OpKind::Min, "min"},         {OpKind::Exp, "exp"},
+    {OpKind::Neg, "neg"},         {OpKind::Abs, "abs"},
+    {OpKind::Sqrt, "sqrt"},       {OpKind::Rsqrt, "rsqrt"},
+    {OpKind::Tanh, "tanh"},       {OpKind::Sigmoid, "sigmoid"},
+    {OpKind::Relu, "relu"},       {OpKind::Silu, "silu"},
+    {OpKind::Gelu, "gelu"},       {OpKind::Cast, "cast"},
+    {OpKind::Reduce, "reduce"},   {OpKind::Softmax, "softmax"},
+    {OpKind::RmsNorm, "rmsnorm"}, {OpKind::LayerNorm, "layernorm"},
+};
+} // namespace
+
+const char *opName(OpKind op) {
+  for (const OpName &entry : kOpNames)
+    if (entry.op == op)
+      return entry.name;
+  return "?";
+}
+
+std::optional<OpKind> parseOpKind(std::string_view name) {
+  for (const OpName &entry : kOpNames)
+    if (name == entry.name)
+      return entry.op;
+  return std::nullopt;
+}
+
+bool isBinaryOp(OpKind op) {
+  switch (op) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isUnaryOp(OpKind op) {
+  switch (op) {
+  case OpKind::Exp:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Relu:
+  case OpKind::Silu:
+  case OpKind::Gelu:
+  case OpKind::Cast:
+    return true;
+  default:
+    return false;
+  }
+}
+
+const char *reduceKindName(ReduceKind kind) {
+  switch (kind) {
+  case ReduceKind::Sum:
+    return "sum";
+  case ReduceKind::Max:
+    return "max";
+  case ReduceKind::Mean:
+    return "mean";
+  }
+  return "?";
+}
+
+const TensorSpec *KernelSpec::findParam(std::string_view paramName) const {
+  for (const TensorSpec &p : params)
+    if (p.name == paramName)
+      return &p;
+  return nullptr;
+}
+
+int64_t KernelSpec::totalParamBytes() const {
+  int64_t total = 0;
+  for (const TensorSpec &p : params)
+    total += p.numBytes();
+  return total;
+}
+
+const BufferSpec *FunctionSpec::findBuffer(int64_t id) const {
+  for (const BufferSpec &b : buffers)
+    if (b.id == id)
+      return &b;
+  return nullptr;
+}
+
+const KernelSpec *Manifest::findKernel(std::string_view kernelName) const {
+  for (const KernelSpec &k : kernels)
+    if (k.name == kernelName)
+      return &k;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Operand validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Status fail(const std::string &where, const std::string &message) {
+  return Status::error(where + ": " + message);
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += names[i];
+  }
+  return s;
+}
+
+/// Numpy broadcasting: is `operand` broadcastable to `result`?
+bool broadcastsTo(const Shape &operand, const Shape &result) {
+  if (operand.size() > result.size())
+    return false;
+  size_t offset = result.size() - operand.size();
+  for (size_t i = 0; i < operand.size(); ++i)
+    if (operand[i] != 1 && operand[i] != result[offset + i])
+      return false;
+  return true;
+}
+
+/// The numpy broadcast of two shapes, or nullopt.
+std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+} // namespace
+
+Status validateKernelOperands(const KernelSpec &kernel,
+                              const std::string &where) {
+  const char *op = opName(kernel.op);
+  std::vector<std::string> required, optional;
+  if (kernel.op == OpKind::Matmul) {
+    required = {"a", "b"};
+  } else if (isBinaryOp(kernel.op)) {
+    required = {"lhs", "rhs"};
+  } else if (kernel.op == OpKind::RmsNorm) {
+    required = {"input"};
+    optional = {"weight"};
+  } else if (kernel.op == OpKind::LayerNorm) {
+    required = {"input"};
+    optional = {"weight", "bias"};
+  } else {
+    required = {"input"};
+  }
+  required.push_back("result");
+
+  std::vector<std::string> all = required;
+  all.insert(all.end() - 1, optional.begin(), optional.end());
+  size_t minCount = required.size(), maxCount = all.size();
+  size_t count = kernel.params.size();
+  if (count < minCount || count > maxCount) {
+    std::string expected =
+        minCount == maxCount
+            ? std::to_string(minCount)
+            : std::to_string(minCount) + " to " + std::to_string(maxCount);
+    return fail(where + ".params", std::string("op ") + op + " takes " +
+                                       expected + " parameters (" +
+                                       joinNames(all) + "), the kernel has " +
+                                       std::to_string(count));
+  }
+
+  std::set<std::string> seen;
+  for (size_t i = 0; i < count; ++i) {
+    const TensorSpec &p = kernel.params[i];
+    std::string at = where + ".params[" + std::to_string(i) + "]";
+    if (std::find(all.begin(), all.end(), p.name) == all.end())
+      return fail(at + ".name", "unexpected parameter '" + p.name +
+                                    "' for op " + op + " (expected " +
+                                    joinNames(all) + ")");
+    if (!seen.insert(p.name).second)
+      return fail(at + ".name", "duplicate parameter '" + p.name + "'");
+    Role expectedRole = p.name == "result" ? Role::Output : Role::Input;
+    if (p.role != expectedRole)
+      return fail(at + ".role", "parameter '" + p.name + "' of op " + op +
+                                    " must have role '" +
+                                    roleName(expectedRole) + "'");
+  }
+  for (const std::string &name : required)
+    if (!kernel.findParam(name))
+      return fail(where + ".params", "missing parameter '" + name + "' (op " +
+                                         op + " takes " + joinNames(all) + ")");
+
+  const TensorSpec &result = *kernel.findParam("result");
+  auto shapeError = [&](const std::string &message) {
+    return fail(where + ".params", std::string("op ") + op + ": " + message);
+  };
+  auto describe = [](const TensorSpec &t) {
+    return "'" + t.name + "' " + shapeToString(t.shape);
+  };
+
+  if (kernel.op == OpKind::Matmul) {
+    const TensorSpec &a = *kernel.findParam("a");
+    const TensorSpec &b = *kernel.findParam("b");
+    if (a.shape.size() != 2 || b.shape.size() != 2 || result.shape.size() != 2)
+      return shapeError("operands must be 2-D (got " + describe(a) + ", " +
+                        describe(b) + ", " + describe(result) + ")");
+    if (a.dtype != b.dtype)
+      return shapeError(std::string("'a' and 'b' must have the same dtype "
+                                    "(got ") +
+                        dtypeName(a.dtype) + " and " + dtypeName(b.dtype) +
+                        ")");
+    int64_t m = kernel.attrs.transposeA ? a.shape[1] : a.shape[0];
+    int64_t ka = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
+    int64_t kb = kernel.attrs.transposeB ? b.shape[1] : b.shape[0];
+    int64_t n = kernel.attrs.transposeB ? b.shape[0] : b.shape[1];
+    if (ka != kb)
+      return shapeError(
+          "contraction sizes differ: " + describe(a) + " and " + describe(b) +
+          " with transpose_a=" + (kernel.attrs.transposeA ? "true" : "false") +
+          ", transpose_b=" + (kernel.attrs.transposeB ? "true" : "false"));
+    if (result.shape != Shape{m, n})
+      return shapeError("result must be " + shapeToString({m, n}) + ", got " +
+                        shapeToString(result.shape));
+    return Status::success();
+  }
+
+  if (isBinaryOp(kernel.op)) {
+    const TensorSpec &lhs = *kernel.findParam("lhs");
+    const TensorSpec &rhs = *kernel.findParam("rhs");
+    std::optional<Shape> bcast = broadcastShapes(lhs.shape, rhs.shape);
+    if (!bcast || !broadcastsTo(lhs.shape, result.shape) ||
+        !broadcastsTo(rhs.shape, result.shape) || *bcast != result.shape)
+      return shapeError(describe(lhs) + " and " + describe(rhs) +
+                        " do not broadcast to " + describe(result));
+    return Status::success();
+  }
+
+  const TensorSpec &input = *kernel.findParam("input");
+  if (isUnaryOp(kernel.op)) {
+    if (input.shape != result.shape)
+      return shapeError(describe(input) + " and " + describe(result) +
+                        " must have the same shape");
+    return Status::success();
+  }
+
+  // Row ops: reduce, softmax, rmsnorm, layernorm work on the last dimension.
+  if (input.shape.empty())
+    return shapeError("'input' must have at least one dimension");
+  if (kernel.op == OpKind::Reduce) {
+    Shape rows(input.shape.begin(), input.shape.end() - 1);
+    Shape keepDim = rows;
+    keepDim.push_back(1);
+    if (result.shape != rows && result.shape != keepDim)
+      return shapeError("reducing " + describe(input) +
+                        " over its last dimension gives " +
+                        shapeToString(rows) + ", but " + describe(result));
+    return Status::success();
+  }
+  if (input.shape != result.shape)
+    return shapeError(describe(input) + " and " + describe(result) +
+                      " must have the same shape");
+  for (const char *name : {"weight", "bias"}) {
+    const TensorSpec *t = kernel.findParam(name);
+    if (t && t->shape != Shape{input.shape.back()})
+      return shapeError(describe(*t) + " must be " +
+                        shapeToString({input.shape.back()}) +
+                        " (the last dimension of 'input')");
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// JSON reading
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reads fields of one JSON document, naming the source file and the field
+/// path in every error.
+class Reader {
+public:
+  explicit Reader(std::string sourceName) : source(std::move(sourceName)) {}
+
+  Status error(const std::string &path, const std::string &message) const {
+    return Status::error(source + ": " + path + ": " + message);
+  }
+
+  static const char *typeName(const json &v) {
+    if (v.is_number_integer())
+      return "an integer";
+    if (v.is_number_float())
+      return "a number";
+    if (v.is_string())
+      return "a string";
+    if (v.is_boolean())
+      return "a boolean";
+    if (v.is_array())
+      return "an array";
+    if (v.is_object())
+      return "an object";
+    return "null";
+  }
+
+  /// obj[key], or a "missing field" error.
+  Expected<const json *> field(const json &obj, const std::string &path,
+                               const char *key) const {
+    auto it = obj.find(key);
+    if (it == obj.end())
+      return error(sub(path, key), "missing field");
+    return &*it;
+  }
+
+  static std::string sub(const std::string &path, const char *key) {
+    return path.empty() ? std::string(key) : path + "." + key;
+  }
+  static std::string sub(const std::string &path, size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+  }
+
+  Expected<std::string> getString(const json &obj, const std::string &path,
+                                  const char *key) const {
+    Expected<const json *> v = field(obj, path, key);
+    if (!v.ok())
+      return v.status();
+    if (!(*v)->is_string())
+      return error(sub(path, key),
+                   std::string("must be a string, got ") + typeName(**v));
+    return (*v)->get<std::string>();
+  }
+
+  Expected<int64_t> asInt(const json &v, const std::string &path) const {
+    if (!v.is_number_integer())
+      return error(path, std::string("must be an integer, got ") + typeName(v));
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() >
+            static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return error(path, "integer out of range");
+    return v.get<int64_t>();
+  }
+
+  Expected<int64_t> getInt(const json &obj, const std::string &path,
+                           const char *key) const {
+    Expected<const json *> v = field(obj, path, key);
+    if (!v.ok())
+      return v.status();
+    return asInt(**v, sub(path, key));
+  }
+
+  Expected<const json *> getArray(const json &obj, const std::string &path,
+                                  const char *key) const {
+    Expected<const json *> v = field(obj, path, key);
+    if (!v.ok())
+      return v;
+    if (!(*v)->is_array())
+      return error(sub(path, key),
+                   std::string("must be an array, got ") + typeName(**v));
+    return v;
+  }
+
+  Status expectObject(const json &v, const std::string &path) const {
+    if (!v.is_object())
+      return error(path, std::string("must be an object, got ") + typeName(v));
+    return Status::success();
+  }
+
+  Expected<DType> getDType(const json &obj, const std::string &path) const {
+    Expected<std::string> name = getString(obj, path, "dtype");
+    if (!name.ok())
+      return name.status();
+    std::optional<DType> dtype = parseDType(*name);
+    if (!dtype)
+      return error(sub(path, "dtype"),
+                   "unknown dtype '" + *name + "' (expected f32, f16 or bf16)");
+    return *dtype;
+  }
+
+  /// A shape: an array of positive integers whose element count and byte
+  /// size (at 4 bytes an element) fit in int64_t.
+  Expected<Shape> getShape(const json &obj, const std::string &path) const {
+    Expected<const json *> arr = getArray(obj, path, "shape");
+    if (!arr.ok())
+      return arr.status();
+    std::string at = sub(path, "shape");
+    Shape shape;
+    int64_t elements = 1;
+    const int64_t limit = std::numeric_limits<int64_t>::max() / 4;
+    for (size_t i = 0; i < (*arr)->size(); ++i) {
+      Expected<int64_t> d = asInt((**arr)[i], sub(at, i));
+      if (!d.ok())
+        return d.status();
+      if (*d <= 0)
+        return error(sub(at, i),
+                     "dimension " + std::to_string(*d) + " must be positive");
+      if (elements > limit / *d)
+        return error(at, "too many elements (the byte size overflows 64 bits)");
+      elements *= *d;
+      shape.push_back(*d);
+    }
+    return shape;
+  }
+
+  Expected<TensorSpec> getTensor(const json &v, const std::string &path) const {
+    KOPT_RETURN_IF_ERROR(expectObject(v, path));
+    TensorSpec t;
+    Expected<std::string> name = getString(v, path, "name");
+    if (!name.ok())
+      return name.status();
+    t.name = *name;
+    Expected<std::string> role = getString(v, path, "role");
+    if (!role.ok())
+      return role.status();
+    if (*role == "input")
+      t.role = Role::Input;
+    else if (*role == "output")
+      t.role = Role::Output;
+    else
+      return error(sub(path, "role"),
+                   "unknown role '" + *role + "' (expected input or output)");
+    Expected<DType> dtype = getDType(v, path);
+    if (!dtype.ok())
+      return dtype.status();
+    t.dtype = *dtype;
+    Expected<Shape> shape = getShape(v, path);
+    if (!shape.ok())
+      return shape.status();
+    t.shape = shape.take();
+    return t;
+  }
+
+  /// An array of exactly three positive integers, each at most `limits[i]`.
+  Expected<std::array<uint32_t, 3>>
+  getDims(const json &obj, const std::string &path, const char *key,
+          const std::array<int64_t, 3> &limits) const {
+    Expected<const json *> arr = getArray(obj, path, key);
+    if (!arr.ok())
+      return arr.status();
+    std::string at = sub(path, key);
+    if ((*arr)->size() != 3)
+      return error(at, "must have 3 entries (x, y, z), got " +
+                           std::to_string((*arr)->size()));
+    std::array<uint32_t, 3> dims{};
+    for (size_t i = 0; i < 3; ++i) {
+      Expected<int64_t> d = asInt((**arr)[i], sub(at, i));
+      if (!d.ok())
+        return d.status();
+      if (*d <= 0 || *d > limits[i])
+        return error(sub(at, i), "value " + std::to_string(*d) +
+                                     " out of range [1, " +
+                                     std::to_string(limits[i]) + "]");
+      dims[i] = static_cast<uint32_t>(*d);
+    }
+    return dims;
+  }
+
+  Expected<bool> getBool(const json &obj, const std::string &path,
+                         const char *key) const {
+    Expected<const json *> v = field(obj, path, key);
+    if (!v.ok())
+      return v.status();
+    if (!(*v)->is_boolean())
+      return error(sub(path, key),
+                   std::string("must be a boolean, got ") + typeName(**v));
+    return (*v)->get<bool>();
+  }
+
+  Expected<double> getNumber(const json &obj, const std::string &path,
+                             const char *key) const {
+    Expected<const json *> v = field(obj, path, key);
+    if (!v.ok())
+      return v.status();
+    if (!(*v)->is_number())
+      return error(sub(path, key),
+                   std::string("must be a number, got ") + typeName(**v));
+    return (*v)->get<double>();
+  }
+
+  Status readAttrs(const json &attrs, const std::string &path,
+                   KernelSpec &k) const {
+    switch (k.op) {
+    case OpKind::Matmul: {
+      Expected<bool> ta = getBool(attrs, path, "transpose_a");
+      if (!ta.ok())
+        return ta.status();
+      Expected<bool> tb = getBool(attrs, path, "transpose_b");
+      if (!tb.ok())
+        return tb.status();
+      k.attrs.transposeA = *ta;
+      k.attrs.transposeB = *tb;
+      break;
+    }
+    case OpKind::Gelu: {
+      Expected<std::string> a = getString(attrs, path, "approximate");
+      if (!a.ok())
+        return a.status();
+      if (*a == "none")
+        k.attrs.approximate = GeluApproximation::None;
+      else if (*a == "tanh")
+        k.attrs.approximate = GeluApproximation::Tanh;
+      else
+        return error(sub(path, "approximate"),
+                     "unknown value '" + *a + "' (expected none or tanh)");
+      break;
+    }
+    case OpKind::Reduce: {
+      Expected<std::string> kind = getString(attrs, path, "kind");
+      if (!kind.ok())
+        return kind.status();
+      if (*kind == "sum")
+        k.attrs.reduceKind = ReduceKind::Sum;
+      else if (*kind == "max")
+        k.attrs.reduceKind = ReduceKind::Max;
+      else if (*kind == "mean")
+        k.attrs.reduceKind = ReduceKind::Mean;
+      else
+        return error(sub(path, "kind"), "unknown reduction '" + *kind +
+                                            "' (expected sum, max or mean)");
+      break;
+    }
+    case OpKind::RmsNorm:
+    case OpKind::LayerNorm: {
+      Expected<double> eps = getNumber(attrs, path, "eps");
+      if (!eps.ok())
+        return eps.status();
+      if (!(*eps >= 0.0) || *eps > 1.0)
+        return error(sub(path, "eps"),
+                     "value " + std::to_string(*eps) + " out of range [0, 1]");
+      k.attrs.eps = *eps;
+      break;
+    }
+    default:
+      break;
+    }
+    return Status::success();
+  }
+
+  Expected<KernelSpec> getKernel(const json &v, const std::string &path) const {
+    KOPT_RETURN_IF_ERROR(expectObject(v, path));
+    KernelSpec k;
+    Expected<std::string> name = getString(v, path, "name");
+    if (!name.ok())
+      return name.status();
+    if (name->empty())
+      return error(sub(path, "name"), "must not be empty");
+    k.name = *name;
+    // From here on, name the kernel in paths: "kernels[0] (softmax_0)".
+    std::string at = path + " (" + k.name + ")";
+
+    Expected<std::string> cls = getString(v, at, "class");
+    if (!cls.ok())
+      return cls.status();
+    if (*cls == "elementwise")
+      k.cls = KernelClass::Elementwise;
+    else if (*cls == "row")
+      k.cls = KernelClass::Row;
+    else if (*cls == "matmul")
+      k.cls = KernelClass::Matmul;
+    else
+      return error(sub(at, "class"), "unknown class '" + *cls +
+                                         "' (expected elementwise, row or "
+                                         "matmul)");
+
+    Expected<std::string> op = getString(v, at, "op");
+    if (!op.ok())
+      return op.status();
+    std::optional<OpKind> kind = parseOpKind(*op);
+    if (!kind)
+      return error(sub(at, "op"), "unknown op '" + *op + "'");
+    k.op = *kind;
+
+    // attrs: optional, an object; the op's own attributes are required.
+    static const json kEmpty = json::object();
+    const json *attrs = &kEmpty;
+    if (auto it = v.find("attrs"); it != v.end()) {
+      KOPT_RETURN_IF_ERROR(expectObject(*it, sub(at, "attrs")));
+      attrs = &*it;
+    }
+    KOPT_RETURN_IF_ERROR(readAttrs(*attrs, sub(at, "attrs"), k));
+    k.attrsJson = attrs->dump();
+
+    Expected<const json *> params = getArray(v, at, "params");
+    if (!params.ok())
+      return params.status();
+    for (size_t i = 0; i < (*params)->size(); ++i) {
+      Expected<TensorSpec> t =
+          getTensor((**params)[i], sub(sub(at, "params"), i));
+      if (!t.ok())
+        return t.status();
+      k.params.push_back(t.take());
+    }
+
+    constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
+    Expected<std::array<uint32_t, 3>> grid =
+        getDims(v, at, "grid", {kMaxGridX, 65535, 65535});
+    if (!grid.ok())
+      return grid.status();
+    k.grid = *grid;
+    Expected<std::array<uint32_t, 3>> block =
+        getDims(v, at, "block", {1024, 1024, 64});
+    if (!block.ok())
+      return block.status();
+    k.block = *block;
+    uint64_t threads = uint64_t(k.block[0]) * k.block[1] * k.block[2];
+    if (threads > 1024)
+      return error(sub(at, "block"), std::to_string(threads) +
+                                         " threads per block (at most 1024)");
+
+    Expected<int64_t> smem = getInt(v, at, "dynamic_shared_bytes");
+    if (!smem.ok())
+      return smem.status();
+    if (*smem < 0 || *smem > std::numeric_limits<uint32_t>::max())
+      return error(sub(at, "dynamic_shared_bytes"),
+                   "value " + std::to_string(*smem) + " out of range");
+    k.dynamicSharedBytes = static_cast<uint32_t>(*smem);
+
+    KOPT_RETURN_IF_ERROR(validateKernelOperands(k, source + ": " + at));
+    return k;
+  }
+
+  Expected<FunctionSpec> getFunction(const json &v, const std::string &path,
+                                     const Manifest &m) const {
+    KOPT_RETURN_IF_ERROR(expectObject(v, path));
+    FunctionSpec f;
+    Expected<std::string> name = getString(v, path, "name");
+    if (!name.ok())
+      return name.status();
+    f.name = *name;
+    std::string at = path + " (" + f.name + ")";
+
+    Expected<const json *> args = getArray(v, at, "args");
+    if (!args.ok())
+      return args.status();
+    for (size_t i = 0; i < (*args)->size(); ++i) {
+      Expected<TensorSpec> t = getTensor((**args)[i], sub(sub(at, "args"), i));
+      if (!t.ok())
+        return t.status();
+      f.args.push_back(t.take());
+    }
+
+    Expected<const json *> buffers = getArray(v, at, "buffers");
+    if (!buffers.ok())
+      return buffers.status();
+    for (size_t i = 0; i < (*buffers)->size(); ++i) {
+      const json &b = (**buffers)[i];
+      std::string bat = sub(sub(at, "buffers"), i);
+      KOPT_RETURN_IF_ERROR(expectObject(b, bat));
+      BufferSpec buf;
+      Expected<int64_t> id = getInt(b, bat, "id");
+      if (!id.ok())
+        return id.status();
+      if (f.findBuffer(*id))
+        return error(sub(bat, "id"),
+                     "duplicate buffer id " + std::to_string(*id));
+      buf.id = *id;
+      Expected<DType> dtype = getDType(b, bat);
+      if (!dtype.ok())
+        return dtype.status();
+      buf.dtype = *dtype;
+      Expected<Shape> shape = getShape(b, bat);
+      if (!shape.ok())
+        return shape.status();
+      buf.shape = shape.take();
+      f.buffers.push_back(std::move(buf));
+    }
+
+    Expected<const json *> launches = getArray(v, at, "launches");
+    if (!launches.ok())
+      return launches.status();
+    for (size_t i = 0; i < (*launches)->size(); ++i) {
+      const json &l = (**launches)[i];
+      std::string lat = sub(sub(at, "launches"), i);
+      KOPT_RETURN_IF_ERROR(expectObject(l, lat));
+      LaunchSpec launch;
+      Expected<std::string> kernelName = getString(l, lat, "kernel");
+      if (!kernelName.ok())
+        return kernelName.status();
+      const KernelSpec *kernel = m.findKernel(*kernelName);
+      if (!kernel)
+        return error(sub(lat, "kernel"),
+                     "no kernel named '" + *kernelName + "' in 'kernels'");
+      launch.kernel = *kernelName;
+      Expected<const json *> largs = getArray(l, lat, "args");
+      if (!largs.ok())
+        return largs.status();
+      if ((*largs)->size() != kernel->params.size())
+        return error(sub(lat, "args"),
+                     "kernel '" + kernel->name + "' takes " +
+                         std::to_string(kernel->params.size()) +
+                         " parameters, the launch passes " +
+                         std::to_string((*largs)->size()));
+      for (size_t j = 0; j < (*largs)->size(); ++j) {
+        const json &a = (**largs)[j];
+        std::string aat = sub(sub(lat, "args"), j);
+        KOPT_RETURN_IF_ERROR(expectObject(a, aat));
+        bool hasArg = a.contains("arg"), hasBuffer = a.contains("buffer");
+        if (hasArg == hasBuffer)
+          return error(aat, "must have exactly one of 'arg' and 'buffer'");
+        LaunchArg arg;
+        const TensorSpec &param = kernel->params[j];
+        DType dtype;
+        int64_t bytes;
+        std::string what;
+        if (hasArg) {
+          Expected<int64_t> index = getInt(a, aat, "arg");
+          if (!index.ok())
+            return index.status();
+          if (*index < 0 || *index >= static_cast<int64_t>(f.args.size()))
+            return error(sub(aat, "arg"),
+                         "no argument " + std::to_string(*index) +
+                             " (the function has " +
+                             std::to_string(f.args.size()) + ")");
+          arg.kind = LaunchArg::Kind::Arg;
+          arg.index = *index;
+          const TensorSpec &t = f.args[*index];
+          if (t.role == Role::Input && param.role == Role::Output)
+            return error(aat, "kernel output parameter '" + param.name +
+                                  "' is bound to function input argument " +
+                                  std::to_string(*index));
+          dtype = t.dtype;
+          bytes = t.numBytes();
+          what = "argument " + std::to_string(*index) + " is " +
+                 dtypeName(t.dtype) + " " + shapeToString(t.shape);
+        } else {
+          Expected<int64_t> id = getInt(a, aat, "buffer");
+          if (!id.ok())
+            return id.status();
+          const BufferSpec *buf = f.findBuffer(*id);
+          if (!buf)
+            return error(sub(aat, "buffer"),
+                         "no buffer with id " + std::to_string(*id));
+          arg.kind = LaunchArg::Kind::Buffer;
+          arg.index = *id;
+          dtype = buf->dtype;
+          bytes = numBytes(buf->shape, buf->dtype);
+          what = "buffer " + std::to_string(*id) + " is " +
+                 dtypeName(buf->dtype) + " " + shapeToString(buf->shape);
+        }
+        if (dtype != param.dtype || bytes != param.numBytes())
+          return error(aat, what + " but kernel parameter '" + param.name +
+                                "' is " + dtypeName(param.dtype) + " " +
+                                shapeToString(param.shape));
+        launch.args.push_back(arg);
+      }
+      f.launches.push_back(std::move(launch));
+    }
+    return f;
+  }
+
+  Expected<Manifest> getManifest(const json &doc) const {
+    if (!doc.is_object())
+      return Status::error(source +
+                           ": the manifest must be a JSON object, got " +
+                           typeName(doc));
+    Manifest m;
+    m.sourceName = source;
+    Expected<int64_t> version = getInt(doc, "", "kopt_manifest_version");
+    if (!version.ok())
+      return version.status();
+    if (*version != kManifestVersion)
+      return error("kopt_manifest_version",
+                   "unsupported version " + std::to_string(*version) +
+                       " (this runtime reads version " +
+                       std::to_string(kManifestVersion) + ")");
+    m.version = static_cast<int>(*version);
+
+    Expected<std::string> chip = getString(doc, "", "chip");
+    if (!chip.ok())
+      return chip.status();
+    m.chip = *chip;
+    Expected<std::string> ptx = getString(doc, "", "ptx");
+    if (!ptx.ok())
+      return ptx.status();
+    if (ptx->empty())
+      return error("ptx", "must not be empty");
+    m.ptx = *ptx;
+
+    Expected<const json *> kernels = getArray(doc, "", "kernels");
+    if (!kernels.ok())
+      return kernels.status();
+    for (size_t i = 0; i < (*kernels)->size(); ++i) {
+      Expected<KernelSpec> k = getKernel((**kernels)[i], sub("kernels", i));
+      if (!k.ok())
+        return k.status();
+      if (m.findKernel(k->name))
+        return error(sub("kernels", i) + ".name",
+                     "duplicate kernel name '" + k->name + "'");
+      m.kernels.push_back(k.take());
+    }
+
+    Expected<const json *> functions = getArray(doc, "", "functions");
+    if (!functions.ok())
+      return functions.status();
+    for (size_t i = 0; i < (*functions)->size(); ++i) {
+      Expected<FunctionSpec> f =
+          getFunction((**functions)[i], sub("functions", i), m);
+      if (!f.ok())
+        return f.status();
+      m.functions.push_back(f.take());
+    }
+    return m;
+  }
+
+private:
+  std::string source;
+};
+
+} // namespace
+
+Expected<Manifest> parseManifest(std::string_view text,
+                                 const std::string &sourceName,
+                                 const std::string &baseDir) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception &e) {
+    // e.what() reads "[json.exception.parse_error.101] parse error at line 3,
+    // column 5: ..."; drop the bracketed id.
+    std::string what = e.what();
+    if (size_t close = what.find("] ");
+        !what.empty() && what[0] == '[' && close != std::string::npos)
+      what = what.substr(close + 2);
+    return Status::error(sourceName + ": invalid JSON: " + what);
+  }
+
+  Expected<Manifest> m = [&]() -> Expected<Manifest> {
+    try {
+      return Reader(sourceName).getManifest(doc);
+    } catch (const std::exception &e) {
+      // Not expected (every access is checked), but never let one escape.
+      return Status::error(sourceName + ": " + e.what());
+    }
+  }();
+  if (!m.ok())
+    return m;
+  std::filesystem::path ptx(m->ptx);
+  m->ptxPath = (ptx.is_absolute() || baseDir.empty())
+                   ? ptx.string()
+                   : (std::filesystem::path(baseDir) / ptx).string();
+  return m;
+}
+
+Expected<Manifest> loadManifest(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::error(path + ": is a directory, not a manifest file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(path +
+                         ": cannot open manifest: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return Status::error(path + ": cannot read manifest");
+  std::string baseDir = std::filesystem::path(path).parent_path().string();
+  return parseManifest(text.str(), path, baseDir);
+}
+
+} // namespace kopt::rt

@@ -1,0 +1,440 @@
+//===- ManifestTest.cpp - Launch manifest parsing and validation ----------===//
+
+#include "kopt/Runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+using namespace kopt::rt;
+using json = nlohmann::json;
+
+namespace {
+
+/// A valid manifest with one kernel of each kind and a function that chains
+/// two of them through an intermediate buffer.
+const char *const kValid = R"({
+  "kopt_manifest_version": 1,
+  "chip": "sm_90a",
+  "ptx": "model.ptx",
+  "kernels": [
+    {
+      "name": "matmul_0", "class": "matmul", "op": "matmul",
+      "attrs": {"transpose_a": false, "transpose_b": true},
+      "params": [
+        {"name": "a", "role": "input", "dtype": "bf16", "shape": [128, 64]},
+        {"name": "b", "role": "input", "dtype": "bf16", "shape": [256, 64]},
+        {"name": "result", "role": "output", "dtype": "f32", "shape": [128, 256]}
+      ],
+      "grid": [2, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 98304
+    },
+    {
+      "name": "add_1", "class": "elementwise", "op": "add", "attrs": {},
+      "params": [
+        {"name": "lhs", "role": "input", "dtype": "f32", "shape": [128, 256]},
+        {"name": "rhs", "role": "input", "dtype": "f32", "shape": [256]},
+        {"name": "result", "role": "output", "dtype": "f32", "shape": [128, 256]}
+      ],
+      "grid": [128, 1, 1], "block": [256, 1, 1], "dynamic_shared_bytes": 0
+    },
+    {
+      "name": "layernorm_2", "class": "row", "op": "layernorm",
+      "attrs": {"eps": 1e-5},
+      "params": [
+        {"name": "input", "role": "input", "dtype": "f32", "shape": [128, 256]},
+        {"name": "weight", "role": "input", "dtype": "f32", "shape": [256]},
+        {"name": "bias", "role": "input", "dtype": "f32", "shape": [256]},
+        {"name": "result", "role": "output", "dtype": "bf16", "shape": [128, 256]}
+      ],
+      "grid": [128, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0
+    },
+    {
+      "name": "gelu_3", "class": "elementwise", "op": "gelu",
+      "attrs": {"approximate": "tanh"},
+      "params": [
+        {"name": "input", "role": "input", "dtype": "f16", "shape": [8]},
+        {"name": "result", "role": "output", "dtype": "f16", "shape": [8]}
+      ],
+      "grid": [1, 1, 1], "block": [32, 1, 1], "dynamic_shared_bytes": 0
+    },
+    {
+      "name": "reduce_4", "class": "row", "op": "reduce",
+      "attrs": {"kind": "mean"},
+      "params": [
+        {"name": "input", "role": "input", "dtype": "f32", "shape": [4, 8]},
+        {"name": "result", "role": "output", "dtype": "f32", "shape": [4, 1]}
+      ],
+      "grid": [4, 1, 1], "block": [32, 1, 1], "dynamic_shared_bytes": 0
+    }
+  ],
+  "functions": [
+    {
+      "name": "forward",
+      "args": [
+        {"name": "arg0", "role": "input", "dtype": "bf16", "shape": [128, 64]},
+        {"name": "arg1", "role": "input", "dtype": "bf16", "shape": [256, 64]},
+        {"name": "arg2", "role": "input", "dtype": "f32", "shape": [256]},
+        {"name": "out0", "role": "output", "dtype": "f32", "shape": [128, 256]}
+      ],
+      "buffers": [{"id": 0, "dtype": "f32", "shape": [128, 256]}],
+      "launches": [
+        {"kernel": "matmul_0", "args": [{"arg": 0}, {"arg": 1}, {"buffer": 0}]},
+        {"kernel": "add_1", "args": [{"buffer": 0}, {"arg": 2}, {"arg": 3}]}
+      ]
+    }
+  ]
+})";
+
+json valid() { return json::parse(kValid); }
+
+/// Parses `doc` and expects a failure whose message contains `expected`.
+void expectError(const json &doc, const std::string &expected) {
+  Expected<Manifest> m = parseManifest(doc.dump(), "t.json");
+  ASSERT_FALSE(m.ok()) << "parsed although it should fail with: " << expected;
+  EXPECT_NE(m.error().find(expected), std::string::npos)
+      << "message: " << m.error() << "\nexpected to contain: " << expected;
+  EXPECT_EQ(m.error().rfind("t.json: ", 0), 0u)
+      << "message does not start with the file name: " << m.error();
+}
+
+} // namespace
+
+TEST(Manifest, DTypes) {
+  EXPECT_EQ(parseDType("f32"), DType::F32);
+  EXPECT_EQ(parseDType("f16"), DType::F16);
+  EXPECT_EQ(parseDType("bf16"), DType::BF16);
+  EXPECT_FALSE(parseDType("f64").has_value());
+  EXPECT_EQ(dtypeSize(DType::F32), 4);
+  EXPECT_EQ(dtypeSize(DType::F16), 2);
+  EXPECT_EQ(dtypeSize(DType::BF16), 2);
+  EXPECT_STREQ(dtypeName(DType::BF16), "bf16");
+}
+
+TEST(Manifest, Sizes) {
+  EXPECT_EQ(numElements({}), 1);
+  EXPECT_EQ(numElements({4096, 32000}), 131072000);
+  // 64-bit: 2^31 elements of f32 is 8 GiB.
+  EXPECT_EQ(numBytes({65536, 32768}, DType::F32), int64_t(1) << 33);
+  EXPECT_EQ(shapeToString({4096, 32000}), "[4096, 32000]");
+  EXPECT_EQ(shapeToString({}), "[]");
+}
+
+TEST(Manifest, ParsesValid) {
+  Expected<Manifest> m = parseManifest(kValid, "t.json", "out/dir");
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->version, 1);
+  EXPECT_EQ(m->chip, "sm_90a");
+  EXPECT_EQ(m->ptx, "model.ptx");
+  EXPECT_EQ(m->ptxPath, "out/dir/model.ptx");
+  ASSERT_EQ(m->kernels.size(), 5u);
+
+  const KernelSpec &mm = m->kernels[0];
+  EXPECT_EQ(mm.name, "matmul_0");
+  EXPECT_EQ(mm.cls, KernelClass::Matmul);
+  EXPECT_EQ(mm.op, OpKind::Matmul);
+  EXPECT_FALSE(mm.attrs.transposeA);
+  EXPECT_TRUE(mm.attrs.transposeB);
+  ASSERT_EQ(mm.params.size(), 3u);
+  EXPECT_EQ(mm.params[2].name, "result");
+  EXPECT_EQ(mm.params[2].role, Role::Output);
+  EXPECT_EQ(mm.params[2].dtype, DType::F32);
+  EXPECT_EQ(mm.params[2].shape, (Shape{128, 256}));
+  EXPECT_EQ(mm.params[0].numBytes(), 128 * 64 * 2);
+  EXPECT_EQ(mm.totalParamBytes(), 128 * 64 * 2 + 256 * 64 * 2 + 128 * 256 * 4);
+  EXPECT_EQ(mm.grid, (std::array<uint32_t, 3>{2, 1, 1}));
+  EXPECT_EQ(mm.block, (std::array<uint32_t, 3>{384, 1, 1}));
+  EXPECT_EQ(mm.dynamicSharedBytes, 98304u);
+  EXPECT_NE(mm.findParam("b"), nullptr);
+  EXPECT_EQ(mm.findParam("lhs"), nullptr);
+
+  EXPECT_EQ(m->kernels[1].op, OpKind::Add);
+  EXPECT_EQ(m->kernels[2].op, OpKind::LayerNorm);
+  EXPECT_DOUBLE_EQ(m->kernels[2].attrs.eps, 1e-5);
+  EXPECT_EQ(m->kernels[3].attrs.approximate, GeluApproximation::Tanh);
+  EXPECT_EQ(m->kernels[4].attrs.reduceKind, ReduceKind::Mean);
+
+  ASSERT_EQ(m->functions.size(), 1u);
+  const FunctionSpec &f = m->functions[0];
+  EXPECT_EQ(f.name, "forward");
+  EXPECT_EQ(f.args.size(), 4u);
+  ASSERT_EQ(f.buffers.size(), 1u);
+  EXPECT_NE(f.findBuffer(0), nullptr);
+  ASSERT_EQ(f.launches.size(), 2u);
+  EXPECT_EQ(f.launches[0].kernel, "matmul_0");
+  EXPECT_EQ(f.launches[0].args[2].kind, LaunchArg::Kind::Buffer);
+  EXPECT_EQ(f.launches[1].args[1].kind, LaunchArg::Kind::Arg);
+  EXPECT_EQ(f.launches[1].args[1].index, 2);
+  EXPECT_EQ(m->findKernel("add_1"), &m->kernels[1]);
+  EXPECT_EQ(m->findKernel("nope"), nullptr);
+}
+
+TEST(Manifest, LoadsFileAndResolvesPtx) {
+  std::string dir = ::testing::TempDir();
+  std::string path = dir + "/kopt_manifest_test.json";
+  {
+    std::ofstream out(path);
+    out << kValid;
+  }
+  Expected<Manifest> m = loadManifest(path);
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->sourceName, path);
+  EXPECT_NE(m->ptxPath.find("model.ptx"), std::string::npos);
+  EXPECT_NE(m->ptxPath, "model.ptx"); // resolved against the folder
+  std::remove(path.c_str());
+}
+
+TEST(Manifest, DocExampleParses) {
+  // The example of docs/manifest.md, kept in test/unit/Inputs.
+  Expected<Manifest> m =
+      loadManifest(std::string(KOPT_TEST_INPUTS) + "/softmax.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  ASSERT_EQ(m->kernels.size(), 1u);
+  EXPECT_EQ(m->kernels[0].op, OpKind::Softmax);
+  EXPECT_EQ(m->kernels[0].params[0].numElements(), 4096LL * 32000);
+}
+
+TEST(ManifestErrors, MissingFile) {
+  Expected<Manifest> m = loadManifest("/nonexistent/dir/m.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("/nonexistent/dir/m.json: cannot open manifest"),
+            std::string::npos)
+      << m.error();
+}
+
+TEST(ManifestErrors, BadJson) {
+  Expected<Manifest> m = parseManifest("{\"kernels\": [", "t.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("t.json: invalid JSON: parse error at line 1"),
+            std::string::npos)
+      << m.error();
+
+  Expected<Manifest> file =
+      loadManifest(std::string(KOPT_TEST_INPUTS) + "/bad-json.json");
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.error().find("bad-json.json: invalid JSON"), std::string::npos)
+      << file.error();
+}
+
+TEST(ManifestErrors, NotAnObject) {
+  expectError(json::array(), "the manifest must be a JSON object");
+}
+
+TEST(ManifestErrors, WrongVersion) {
+  json doc = valid();
+  doc["kopt_manifest_version"] = 2;
+  expectError(doc, "kopt_manifest_version: unsupported version 2");
+  doc["kopt_manifest_version"] = "1";
+  expectError(doc, "kopt_manifest_version: must be an integer, got a string");
+  doc.erase("kopt_manifest_version");
+  expectError(doc, "kopt_manifest_version: missing field");
+}
+
+TEST(ManifestErrors, MissingFields) {
+  for (const char *field : {"chip", "ptx", "kernels", "functions"}) {
+    json doc = valid();
+    doc.erase(field);
+    expectError(doc, std::string(field) + ": missing field");
+  }
+  for (const char *field :
+       {"class", "op", "params", "grid", "block", "dynamic_shared_bytes"}) {
+    json doc = valid();
+    doc["kernels"][1].erase(field);
+    expectError(doc,
+                std::string("kernels[1] (add_1).") + field + ": missing field");
+  }
+  json doc = valid();
+  doc["kernels"][1].erase("name");
+  expectError(doc, "kernels[1].name: missing field");
+  doc = valid();
+  doc["kernels"][0]["params"][1].erase("shape");
+  expectError(doc, "kernels[0] (matmul_0).params[1].shape: missing field");
+  doc = valid();
+  doc["functions"][0]["launches"][0].erase("kernel");
+  expectError(doc, "functions[0] (forward).launches[0].kernel: missing field");
+}
+
+TEST(ManifestErrors, UnknownDType) {
+  json doc = valid();
+  doc["kernels"][3]["params"][1]["dtype"] = "f64";
+  expectError(doc, "kernels[3] (gelu_3).params[1].dtype: unknown dtype 'f64' "
+                   "(expected f32, f16 or bf16)");
+  doc = valid();
+  doc["functions"][0]["buffers"][0]["dtype"] = "int8";
+  expectError(doc, "functions[0] (forward).buffers[0].dtype: unknown dtype");
+}
+
+TEST(ManifestErrors, BadDims) {
+  json doc = valid();
+  doc["kernels"][3]["params"][0]["shape"] = {-8};
+  expectError(doc, "kernels[3] (gelu_3).params[0].shape[0]: dimension -8 "
+                   "must be positive");
+  doc["kernels"][3]["params"][0]["shape"] = {0};
+  expectError(doc, "shape[0]: dimension 0 must be positive");
+  doc["kernels"][3]["params"][0]["shape"] = {2.5};
+  expectError(doc, "shape[0]: must be an integer, got a number");
+  doc["kernels"][3]["params"][0]["shape"] = {int64_t(1) << 40, int64_t(1)
+                                                                   << 40};
+  expectError(doc, "params[0].shape: too many elements");
+}
+
+TEST(ManifestErrors, LaunchDims) {
+  json doc = valid();
+  doc["kernels"][1]["grid"] = {1, 1};
+  expectError(doc, "kernels[1] (add_1).grid: must have 3 entries");
+  doc = valid();
+  doc["kernels"][1]["block"] = {2048, 1, 1};
+  expectError(doc, "kernels[1] (add_1).block[0]: value 2048 out of range");
+  doc = valid();
+  doc["kernels"][1]["block"] = {512, 4, 1};
+  expectError(doc, "kernels[1] (add_1).block: 2048 threads per block");
+  doc = valid();
+  doc["kernels"][1]["dynamic_shared_bytes"] = -1;
+  expectError(doc, "dynamic_shared_bytes: value -1 out of range");
+}
+
+TEST(ManifestErrors, UnknownOpClassRole) {
+  json doc = valid();
+  doc["kernels"][1]["op"] = "conv";
+  expectError(doc, "kernels[1] (add_1).op: unknown op 'conv'");
+  doc = valid();
+  doc["kernels"][1]["class"] = "attention";
+  expectError(doc, "kernels[1] (add_1).class: unknown class 'attention'");
+  doc = valid();
+  doc["kernels"][1]["params"][0]["role"] = "inout";
+  expectError(doc, "params[0].role: unknown role 'inout'");
+}
+
+TEST(ManifestErrors, Attrs) {
+  json doc = valid();
+  doc["kernels"][0]["attrs"].erase("transpose_b");
+  expectError(doc, "kernels[0] (matmul_0).attrs.transpose_b: missing field");
+  doc = valid();
+  doc["kernels"][0]["attrs"]["transpose_a"] = 1;
+  expectError(doc, "attrs.transpose_a: must be a boolean, got an integer");
+  doc = valid();
+  doc["kernels"][3]["attrs"]["approximate"] = "fast";
+  expectError(doc, "attrs.approximate: unknown value 'fast'");
+  doc = valid();
+  doc["kernels"][4]["attrs"]["kind"] = "prod";
+  expectError(doc, "attrs.kind: unknown reduction 'prod'");
+  doc = valid();
+  doc["kernels"][2]["attrs"].erase("eps");
+  expectError(doc, "kernels[2] (layernorm_2).attrs.eps: missing field");
+  doc = valid();
+  doc["kernels"][2]["attrs"] = "eps";
+  expectError(doc, "attrs: must be an object, got a string");
+}
+
+TEST(ManifestErrors, ParamCountMismatch) {
+  json doc = valid();
+  doc["kernels"][1]["params"].erase(1); // add without rhs
+  expectError(doc, "kernels[1] (add_1).params: op add takes 3 parameters "
+                   "(lhs, rhs, result), the kernel has 2");
+  doc = valid();
+  doc["kernels"][3]["params"].push_back(doc["kernels"][3]["params"][0]);
+  expectError(doc, "op gelu takes 2 parameters (input, result), the kernel "
+                   "has 3");
+  doc = valid();
+  doc["kernels"][2]["params"].push_back(doc["kernels"][2]["params"][0]);
+  expectError(doc, "op layernorm takes 2 to 4 parameters");
+}
+
+TEST(ManifestErrors, OperandNamesAndRoles) {
+  json doc = valid();
+  doc["kernels"][1]["params"][1]["name"] = "other";
+  expectError(doc, "params[1].name: unexpected parameter 'other' for op add");
+  doc = valid();
+  doc["kernels"][1]["params"][1]["name"] = "lhs";
+  expectError(doc, "params[1].name: duplicate parameter 'lhs'");
+  doc = valid();
+  doc["kernels"][1]["params"][2]["role"] = "input";
+  expectError(doc, "params[2].role: parameter 'result' of op add must have "
+                   "role 'output'");
+  doc = valid();
+  doc["kernels"][2]["params"].erase(0); // layernorm without input
+  expectError(doc, "kernels[2] (layernorm_2).params: missing parameter "
+                   "'input' (op layernorm takes input, weight, bias, result)");
+}
+
+TEST(ManifestErrors, OperandShapes) {
+  json doc = valid();
+  doc["kernels"][0]["params"][1]["shape"] = {256, 32};
+  expectError(doc, "kernels[0] (matmul_0).params: op matmul: contraction "
+                   "sizes differ");
+  doc = valid();
+  doc["kernels"][0]["params"][2]["shape"] = {256, 128};
+  expectError(doc, "op matmul: result must be [128, 256], got [256, 128]");
+  doc = valid();
+  doc["kernels"][0]["params"][1]["dtype"] = "f16";
+  expectError(doc, "'a' and 'b' must have the same dtype");
+  doc = valid();
+  doc["kernels"][1]["params"][1]["shape"] = {128};
+  expectError(doc, "op add: 'lhs' [128, 256] and 'rhs' [128] do not "
+                   "broadcast to 'result' [128, 256]");
+  doc = valid();
+  doc["kernels"][3]["params"][1]["shape"] = {4};
+  expectError(doc, "op gelu: 'input' [8] and 'result' [4] must have the same "
+                   "shape");
+  doc = valid();
+  doc["kernels"][4]["params"][1]["shape"] = {8};
+  expectError(doc, "op reduce: reducing 'input' [4, 8] over its last "
+                   "dimension gives [4]");
+  doc = valid();
+  doc["kernels"][2]["params"][1]["shape"] = {128};
+  expectError(doc, "op layernorm: 'weight' [128] must be [256]");
+}
+
+TEST(ManifestErrors, DuplicateKernel) {
+  json doc = valid();
+  doc["kernels"][1]["name"] = "matmul_0";
+  expectError(doc, "kernels[1].name: duplicate kernel name 'matmul_0'");
+}
+
+TEST(ManifestErrors, LaunchReferences) {
+  json doc = valid();
+  doc["functions"][0]["launches"][0]["kernel"] = "missing_kernel";
+  expectError(doc, "functions[0] (forward).launches[0].kernel: no kernel "
+                   "named 'missing_kernel'");
+  doc = valid();
+  doc["functions"][0]["launches"][1]["args"][1] = {{"arg", 7}};
+  expectError(doc, "functions[0] (forward).launches[1].args[1].arg: no "
+                   "argument 7 (the function has 4)");
+  doc = valid();
+  doc["functions"][0]["launches"][0]["args"][2] = {{"buffer", 3}};
+  expectError(doc, "launches[0].args[2].buffer: no buffer with id 3");
+  doc = valid();
+  doc["functions"][0]["launches"][0]["args"].erase(2);
+  expectError(doc, "launches[0].args: kernel 'matmul_0' takes 3 parameters, "
+                   "the launch passes 2");
+  doc = valid();
+  doc["functions"][0]["launches"][0]["args"][0] = {{"arg", 0}, {"buffer", 0}};
+  expectError(doc, "launches[0].args[0]: must have exactly one of 'arg' and "
+                   "'buffer'");
+  doc = valid();
+  doc["functions"][0]["launches"][0]["args"][0] = {{"arg", 2}};
+  expectError(doc, "launches[0].args[0]: argument 2 is f32 [256] but kernel "
+                   "parameter 'a' is bf16 [128, 64]");
+  doc = valid();
+  doc["functions"][0]["launches"][1]["args"][2] = {{"arg", 0}};
+  expectError(doc, "kernel output parameter 'result' is bound to function "
+                   "input argument 0");
+  doc = valid();
+  doc["functions"][0]["buffers"].push_back(
+      {{"id", 0}, {"dtype", "f32"}, {"shape", {1}}});
+  expectError(doc, "buffers[1].id: duplicate buffer id 0");
+}
+
+TEST(ManifestErrors, WrongTypes) {
+  json doc = valid();
+  doc["kernels"] = json::object();
+  expectError(doc, "kernels: must be an array, got an object");
+  doc = valid();
+  doc["chip"] = 90;
+  expectError(doc, "chip: must be a string, got an integer");
+  doc = valid();
+  doc["kernels"][0] = "matmul_0";
+  expectError(doc, "kernels[0]: must be an object, got a string");
+}
