@@ -295,57 +295,33 @@ def run_kernel(kernel, args, gen, flush):
     return entry
 
 
-def main():
-    parser = argparse.ArgumentParser(
-        description="Time PyTorch eager on the kernels of a kopt launch manifest."
-    )
-    parser.add_argument("manifest")
-    parser.add_argument("-o", "--output", help="JSON report (default: stdout)")
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--kernel", action="append", default=[])
-    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    args = parser.parse_args()
-    if args.runs < 1 or args.warmup < 0:
-        fail("--runs must be at least 1 and --warmup at least 0")
-
+def time_manifest(path, args, gen, flush):
+    """Times every (selected) kernel of one manifest; returns the JSON report."""
     try:
-        with open(args.manifest) as f:
+        with open(path) as f:
             manifest = json.load(f)
     except (OSError, ValueError) as e:
-        fail(f"{args.manifest}: cannot read the manifest: {e}")
+        fail(f"{path}: cannot read the manifest: {e}")
     if not isinstance(manifest, dict) or manifest.get("kopt_manifest_version") != 1:
-        fail(f"{args.manifest}: not a kopt launch manifest of version 1")
+        fail(f"{path}: not a kopt launch manifest of version 1")
     kernels = manifest.get("kernels", [])
     if args.kernel:
         names = {k["name"] for k in kernels}
         for n in args.kernel:
             if n not in names:
-                fail(f"no kernel named '{n}' in {args.manifest}")
+                fail(f"no kernel named '{n}' in {path}")
         kernels = [k for k in kernels if k["name"] in args.kernel]
-
-    if args.device == "cuda" and not torch.cuda.is_available():
-        fail("no CUDA device visible to PyTorch")
-    seed = args.seed if args.seed is not None else int(time.time() * 1e6) % 10**12
-    print(f"torch_eager: seed {seed}", file=sys.stderr)
-    gen = torch.Generator(device=args.device)
-    gen.manual_seed(seed)
-    # Same conditions as kopt-run: full-precision float32 matmuls (no TF32).
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=args.device)
 
     report = {
         "tool": "torch_eager",
-        "manifest": args.manifest,
+        "manifest": path,
         "torch_version": torch.__version__,
         "device": (
             {"name": torch.cuda.get_device_name(), "capability": ".".join(
                 map(str, torch.cuda.get_device_capability()))}
             if args.device == "cuda" else {"name": "cpu"}
         ),
-        "seed": seed,
+        "seed": args.seed_used,
         "runs": args.runs,
         "warmup": args.warmup,
         "kernels": [],
@@ -372,15 +348,65 @@ def main():
                 torch.cuda.empty_cache()
         report["kernels"].append(entry)
     report["exit_code"] = 1 if failed else 0
+    return report
 
+
+def write_report(report, output):
     text = json.dumps(report, indent=2) + "\n"
-    if args.output:
-        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-        with open(args.output, "w") as f:
+    if output:
+        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+        with open(output, "w") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
-    return report["exit_code"]
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="Time PyTorch eager on the kernels of kopt launch manifests."
+    )
+    parser.add_argument("manifests", nargs="+", metavar="manifest")
+    parser.add_argument("-o", "--output",
+                        help="JSON report of a single manifest (default: stdout)")
+    parser.add_argument("--out-dir",
+                        help="with several manifests: write OUT_DIR/<name>.torch.json "
+                             "for each (<name>: the manifest's file name without .json)")
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--kernel", action="append", default=[])
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    args = parser.parse_args()
+    if args.runs < 1 or args.warmup < 0:
+        fail("--runs must be at least 1 and --warmup at least 0")
+    if len(args.manifests) > 1 and not args.out_dir:
+        fail("several manifests need --out-dir")
+    if args.output and args.out_dir:
+        fail("use either -o or --out-dir")
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        fail("no CUDA device visible to PyTorch")
+    seed = args.seed if args.seed is not None else int(time.time() * 1e6) % 10**12
+    args.seed_used = seed
+    print(f"torch_eager: seed {seed}", file=sys.stderr)
+    gen = torch.Generator(device=args.device)
+    gen.manual_seed(seed)
+    # Same conditions as kopt-run: full-precision float32 matmuls (no TF32).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=args.device)
+
+    exit_code = 0
+    for path in args.manifests:
+        print(f"torch_eager: {path}", file=sys.stderr)
+        report = time_manifest(path, args, gen, flush)
+        exit_code = max(exit_code, report["exit_code"])
+        output = args.output
+        if args.out_dir:
+            name = os.path.splitext(os.path.basename(path))[0]
+            output = os.path.join(args.out_dir, name + ".torch.json")
+        write_report(report, output)
+    return exit_code
 
 
 if __name__ == "__main__":

@@ -104,17 +104,21 @@ for manifest in "${manifests[@]}"; do
     echo "  kopt-run exit code $rc"
     kopt_failed=1
   fi
-  if [ "${KOPT_SKIP_EAGER:-0}" != 1 ]; then
-    "$PYTHON" "$ROOT/bench/torch_eager.py" "$manifest" "${eager_args[@]}" \
-      -o "$OUT_DIR/$name.torch.json" 2>"$OUT_DIR/$name.torch.log"
-    rc=$?
-    grep '^torch_eager: ' "$OUT_DIR/$name.torch.log" | sed 's/^/  /'
-    if [ $rc -ne 0 ]; then
-      echo "  torch_eager.py exit code $rc (see $name.torch.log)"
-      eager_failed=1
-    fi
-  fi
 done
+
+# 3. PyTorch eager, one process for all manifests (importing torch and creating
+# the CUDA context once). Output files follow the manifests' file names.
+if [ "${KOPT_SKIP_EAGER:-0}" != 1 ]; then
+  echo "run_gpu_tests: PyTorch eager on ${#manifests[@]} manifests"
+  "$PYTHON" "$ROOT/bench/torch_eager.py" "${manifests[@]}" "${eager_args[@]}" \
+    --out-dir "$OUT_DIR" 2>"$OUT_DIR/eager.torch.log"
+  rc=$?
+  grep '^torch_eager: error' "$OUT_DIR/eager.torch.log" | sed 's/^/  /'
+  if [ $rc -ne 0 ]; then
+    echo "  torch_eager.py exit code $rc (see eager.torch.log)"
+    eager_failed=1
+  fi
+fi
 
 # 4. The table.
 echo
