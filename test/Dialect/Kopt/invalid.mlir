@@ -1,0 +1,516 @@
+// Every verifier error of dialects/Kopt/KoptOps.cpp, and the type constraints of
+// dialects/Kopt/KoptOps.td (static shapes; f32, f16, bf16 elements; ranked tensors).
+// RUN: kopt-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// Type constraints shared by all ops
+//===----------------------------------------------------------------------===//
+
+func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kopt.exp' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?x4xf32>'}}
+  %y = kopt.exp %x : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @dynamic_shape_matmul(%a: tensor<?x64xbf16>, %b: tensor<64x32xbf16>) -> tensor<?x32xbf16> {
+  // expected-error @+1 {{'kopt.matmul' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?x64xbf16>'}}
+  %c = kopt.matmul %a, %b : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xbf16>
+  return %c : tensor<?x32xbf16>
+}
+
+// -----
+
+func.func @dynamic_result(%x: tensor<4x8xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kopt.reduce' op result #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?xf32>'}}
+  %y = kopt.reduce sum %x : tensor<4x8xf32> -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+func.func @i32_elements(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'kopt.relu' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %y = kopt.relu %x : tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
+func.func @f64_elements(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{'kopt.add' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xf64>'}}
+  %z = kopt.add %x, %y : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
+  return %z : tensor<4xf64>
+}
+
+// -----
+
+func.func @f64_cast_result(%x: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error @+1 {{'kopt.cast' op result #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xf64>'}}
+  %y = kopt.cast %x : tensor<4xf32> to tensor<4xf64>
+  return %y : tensor<4xf64>
+}
+
+// -----
+
+func.func @unranked_generic(%x: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'kopt.softmax' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<*xf32>'}}
+  %y = "kopt.softmax"(%x) : (tensor<*xf32>) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+func.func @unranked_custom(%x: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{custom op 'kopt.exp' invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
+  %y = kopt.exp %x : tensor<*xf32>
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+func.func @memref_operand(%x: memref<4xf32>) {
+  // expected-error @+1 {{custom op 'kopt.exp' invalid kind of type specified: expected builtin.tensor, but found 'memref<4xf32>'}}
+  %y = kopt.exp %x : memref<4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+func.func @matmul_rank(%a: tensor<2x16x64xf32>, %b: tensor<64x32xf32>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'kopt.matmul' op expects 2-D operands and result, got ranks 3, 2 -> 2}}
+  %c = kopt.matmul %a, %b : tensor<2x16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  return %c : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @matmul_result_rank(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>) -> tensor<512xf32> {
+  // expected-error @+1 {{'kopt.matmul' op expects 2-D operands and result, got ranks 2, 2 -> 1}}
+  %c = kopt.matmul %a, %b : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<512xf32>
+  return %c : tensor<512xf32>
+}
+
+// -----
+
+func.func @matmul_mixed_types(%a: tensor<16x64xf16>, %b: tensor<64x32xbf16>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'kopt.matmul' op expects operands of one element type, got 'f16' and 'bf16'}}
+  %c = kopt.matmul %a, %b : tensor<16x64xf16>, tensor<64x32xbf16> -> tensor<16x32xf32>
+  return %c : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @matmul_k_mismatch(%a: tensor<16x64xf32>, %b: tensor<32x64xf32>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'kopt.matmul' op contraction dimensions differ: A is 16x64 and B is 32x64 (after the transposes)}}
+  %c = kopt.matmul %a, %b : tensor<16x64xf32>, tensor<32x64xf32> -> tensor<16x64xf32>
+  return %c : tensor<16x64xf32>
+}
+
+// -----
+
+// A PyTorch Linear weight [out, in] used without transpose_b.
+func.func @matmul_missing_transpose_b(%x: tensor<16x4096xbf16>, %w: tensor<14336x4096xbf16>) -> tensor<16x14336xbf16> {
+  // expected-error @+1 {{'kopt.matmul' op contraction dimensions differ: A is 16x4096 and B is 14336x4096 (after the transposes)}}
+  %c = kopt.matmul %x, %w : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
+  return %c : tensor<16x14336xbf16>
+}
+
+// -----
+
+func.func @matmul_k_mismatch_transposed(%a: tensor<64x16xf32>, %b: tensor<32x48xf32>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'kopt.matmul' op contraction dimensions differ: A is 16x64 and B is 48x32 (after the transposes)}}
+  %c = kopt.matmul %a, %b {transpose_a, transpose_b} : tensor<64x16xf32>, tensor<32x48xf32> -> tensor<16x32xf32>
+  return %c : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @matmul_result_shape(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>) -> tensor<32x16xf32> {
+  // expected-error @+1 {{'kopt.matmul' op result shape [32x16] does not match the product's [16x32]}}
+  %c = kopt.matmul %a, %b : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<32x16xf32>
+  return %c : tensor<32x16xf32>
+}
+
+// -----
+
+func.func @matmul_result_shape_transpose_a(%a: tensor<64x16xf32>, %b: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  // expected-error @+1 {{'kopt.matmul' op result shape [64x32] does not match the product's [16x32]}}
+  %c = kopt.matmul %a, %b {transpose_a} : tensor<64x16xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise ops
+//===----------------------------------------------------------------------===//
+
+func.func @binary_element_types(%x: tensor<4x8xf32>, %y: tensor<8xbf16>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.add' op expects one element type for operands and result, got 'f32', 'bf16' -> 'f32'}}
+  %z = kopt.add %x, %y : tensor<4x8xf32>, tensor<8xbf16> -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @binary_result_element_type(%x: tensor<4x8xbf16>, %y: tensor<4x8xbf16>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.mul' op expects one element type for operands and result, got 'bf16', 'bf16' -> 'f32'}}
+  %z = kopt.mul %x, %y : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @binary_not_broadcastable(%x: tensor<4x8xf32>, %y: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.sub' op operand shapes [4x8] and [4] are not broadcast-compatible}}
+  %z = kopt.sub %x, %y : tensor<4x8xf32>, tensor<4xf32> -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @binary_not_broadcastable_3d(%x: tensor<2x3x8xf16>, %y: tensor<4x1xf16>) -> tensor<2x4x8xf16> {
+  // expected-error @+1 {{'kopt.max' op operand shapes [2x3x8] and [4x1] are not broadcast-compatible}}
+  %z = kopt.max %x, %y : tensor<2x3x8xf16>, tensor<4x1xf16> -> tensor<2x4x8xf16>
+  return %z : tensor<2x4x8xf16>
+}
+
+// -----
+
+func.func @binary_result_not_broadcast_shape(%x: tensor<4x1xf32>, %y: tensor<8xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{'kopt.div' op result shape [4x1] is not the broadcast shape [4x8]}}
+  %z = kopt.div %x, %y : tensor<4x1xf32>, tensor<8xf32> -> tensor<4x1xf32>
+  return %z : tensor<4x1xf32>
+}
+
+// -----
+
+// The result is the broadcast shape exactly: no extra leading dimensions.
+func.func @binary_result_extra_rank(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<1x8xf32> {
+  // expected-error @+1 {{'kopt.min' op result shape [1x8] is not the broadcast shape [8]}}
+  %z = kopt.min %x, %y : tensor<8xf32>, tensor<8xf32> -> tensor<1x8xf32>
+  return %z : tensor<1x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Unary ops, gelu, cast
+//===----------------------------------------------------------------------===//
+
+func.func @unary_type_change(%x: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{'kopt.sigmoid' op requires the same type for all operands and results}}
+  %y = "kopt.sigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return %y : tensor<4xf16>
+}
+
+// -----
+
+func.func @unary_shape_change(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'kopt.gelu' op requires the same type for all operands and results}}
+  %y = "kopt.gelu"(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @gelu_bad_approximation(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'approximate' [none, tanh]}}
+  %y = kopt.gelu %x approximate(erf) : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @cast_shape(%x: tensor<4x8xf32>) -> tensor<8x4xbf16> {
+  // expected-error @+1 {{'kopt.cast' op input shape [4x8] differs from result shape [8x4]}}
+  %y = kopt.cast %x : tensor<4x8xf32> to tensor<8x4xbf16>
+  return %y : tensor<8x4xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// reduce
+//===----------------------------------------------------------------------===//
+
+func.func @reduce_rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'kopt.reduce' op expects an input of rank 1 or more}}
+  %y = kopt.reduce sum %x : tensor<f32> -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_keepdim(%x: tensor<8x128256xf32>) -> tensor<8x1xf32> {
+  // expected-error @+1 {{'kopt.reduce' op result shape [8x1] must be the input shape without its last dimension, [8]}}
+  %y = kopt.reduce max %x : tensor<8x128256xf32> -> tensor<8x1xf32>
+  return %y : tensor<8x1xf32>
+}
+
+// -----
+
+func.func @reduce_first_dim(%x: tensor<8x16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'kopt.reduce' op result shape [16] must be the input shape without its last dimension, [8]}}
+  %y = kopt.reduce mean %x : tensor<8x16xf32> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func @reduce_rank1_result(%x: tensor<16xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{'kopt.reduce' op result shape [1] must be the input shape without its last dimension, []}}
+  %y = kopt.reduce sum %x : tensor<16xf32> -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @reduce_bad_kind(%x: tensor<16xf32>) -> tensor<f32> {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [sum, max, mean]}}
+  %y = kopt.reduce min %x : tensor<16xf32> -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// softmax
+//===----------------------------------------------------------------------===//
+
+func.func @softmax_type_change(%x: tensor<4x8xbf16>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.softmax' op requires the same type for all operands and results}}
+  %y = "kopt.softmax"(%x) : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// rmsnorm
+//===----------------------------------------------------------------------===//
+
+func.func @rmsnorm_rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op expects an input of rank 1 or more}}
+  %y = kopt.rmsnorm %x eps = 1.0e-05 : tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+func.func @rmsnorm_negative_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be non-negative, got -1.000000e-05}}
+  %y = kopt.rmsnorm %x eps = -1.0e-05 : tensor<4x4096xf32>
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+func.func @rmsnorm_nan_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be non-negative, got nan}}
+  %y = kopt.rmsnorm %x eps = 0x7FC00000 : tensor<4x4096xf32>
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+func.func @rmsnorm_weight_shape(%x: tensor<4x4096xbf16>, %w: tensor<14336xbf16>) -> tensor<4x4096xbf16> {
+  // expected-error @+1 {{'kopt.rmsnorm' op weight must have shape [4096] (the input's last dimension), got [14336]}}
+  %y = kopt.rmsnorm %x weight(%w : tensor<14336xbf16>) eps = 1.0e-05 : tensor<4x4096xbf16>
+  return %y : tensor<4x4096xbf16>
+}
+
+// -----
+
+func.func @rmsnorm_weight_rank(%x: tensor<4x4096xbf16>, %w: tensor<1x4096xbf16>) -> tensor<4x4096xbf16> {
+  // expected-error @+1 {{'kopt.rmsnorm' op weight must have shape [4096] (the input's last dimension), got [1x4096]}}
+  %y = kopt.rmsnorm %x weight(%w : tensor<1x4096xbf16>) eps = 1.0e-05 : tensor<4x4096xbf16>
+  return %y : tensor<4x4096xbf16>
+}
+
+// -----
+
+func.func @rmsnorm_weight_type(%x: tensor<4x4096xbf16>, %w: tensor<4096xf32>) -> tensor<4x4096xbf16> {
+  // expected-error @+1 {{'kopt.rmsnorm' op weight element type 'f32' differs from the input's 'bf16'}}
+  %y = kopt.rmsnorm %x weight(%w : tensor<4096xf32>) eps = 1.0e-05 : tensor<4x4096xbf16>
+  return %y : tensor<4x4096xbf16>
+}
+
+// -----
+
+func.func @rmsnorm_result_type(%x: tensor<4x4096xbf16>) -> tensor<4x4096xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op failed to verify that all of {input, result} have same type}}
+  %y = "kopt.rmsnorm"(%x) {eps = 1.0e-05 : f32} : (tensor<4x4096xbf16>) -> tensor<4x4096xf32>
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+func.func @rmsnorm_f64_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op attribute 'eps' failed to satisfy constraint: 32-bit float attribute}}
+  %y = "kopt.rmsnorm"(%x) {eps = 1.0e-05 : f64} : (tensor<4x4096xf32>) -> tensor<4x4096xf32>
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+func.func @rmsnorm_missing_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op requires attribute 'eps'}}
+  %y = "kopt.rmsnorm"(%x) : (tensor<4x4096xf32>) -> tensor<4x4096xf32>
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// layernorm
+//===----------------------------------------------------------------------===//
+
+func.func @layernorm_rank0(%x: tensor<bf16>) -> tensor<bf16> {
+  // expected-error @+1 {{'kopt.layernorm' op expects an input of rank 1 or more}}
+  %y = kopt.layernorm %x eps = 1.0e-05 : tensor<bf16>
+  return %y : tensor<bf16>
+}
+
+// -----
+
+func.func @layernorm_negative_eps(%x: tensor<4x1600xf32>) -> tensor<4x1600xf32> {
+  // expected-error @+1 {{'kopt.layernorm' op eps must be non-negative, got -1.000000e+00}}
+  %y = kopt.layernorm %x eps = -1.0 : tensor<4x1600xf32>
+  return %y : tensor<4x1600xf32>
+}
+
+// -----
+
+func.func @layernorm_weight_shape(%x: tensor<4x1600xf32>, %w: tensor<6400xf32>) -> tensor<4x1600xf32> {
+  // expected-error @+1 {{'kopt.layernorm' op weight must have shape [1600] (the input's last dimension), got [6400]}}
+  %y = kopt.layernorm %x weight(%w : tensor<6400xf32>) eps = 1.0e-05 : tensor<4x1600xf32>
+  return %y : tensor<4x1600xf32>
+}
+
+// -----
+
+func.func @layernorm_weight_type(%x: tensor<4x1600xf16>, %w: tensor<1600xf32>) -> tensor<4x1600xf16> {
+  // expected-error @+1 {{'kopt.layernorm' op weight element type 'f32' differs from the input's 'f16'}}
+  %y = kopt.layernorm %x weight(%w : tensor<1600xf32>) eps = 1.0e-05 : tensor<4x1600xf16>
+  return %y : tensor<4x1600xf16>
+}
+
+// -----
+
+func.func @layernorm_bias_shape(%x: tensor<4x1600xf32>, %w: tensor<1600xf32>, %b: tensor<4x1600xf32>) -> tensor<4x1600xf32> {
+  // expected-error @+1 {{'kopt.layernorm' op bias must have shape [1600] (the input's last dimension), got [4x1600]}}
+  %y = kopt.layernorm %x weight(%w : tensor<1600xf32>) bias(%b : tensor<4x1600xf32>) eps = 1.0e-05 : tensor<4x1600xf32>
+  return %y : tensor<4x1600xf32>
+}
+
+// -----
+
+func.func @layernorm_bias_type(%x: tensor<4x1600xf32>, %b: tensor<1600xbf16>) -> tensor<4x1600xf32> {
+  // expected-error @+1 {{'kopt.layernorm' op bias element type 'bf16' differs from the input's 'f32'}}
+  %y = kopt.layernorm %x bias(%b : tensor<1600xbf16>) eps = 1.0e-05 : tensor<4x1600xf32>
+  return %y : tensor<4x1600xf32>
+}
+
+// -----
+
+func.func @layernorm_result_type(%x: tensor<4x1600xf32>) -> tensor<4x1600xbf16> {
+  // expected-error @+1 {{'kopt.layernorm' op failed to verify that all of {input, result} have same type}}
+  %y = "kopt.layernorm"(%x) {eps = 1.0e-05 : f32, operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<4x1600xf32>) -> tensor<4x1600xbf16>
+  return %y : tensor<4x1600xbf16>
+}
+
+// -----
+
+func.func @layernorm_missing_segments(%x: tensor<4x1600xf32>) -> tensor<4x1600xf32> {
+  // expected-error @+1 {{'kopt.layernorm' op operand count (1) does not match with the total size (0) specified in attribute 'operandSegmentSizes'}}
+  %y = "kopt.layernorm"(%x) {eps = 1.0e-05 : f32} : (tensor<4x1600xf32>) -> tensor<4x1600xf32>
+  return %y : tensor<4x1600xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// kopt.kernel and kopt.yield
+//===----------------------------------------------------------------------===//
+
+func.func @kernel_argument_count(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op body has 1 arguments for 2 inputs}}
+  %0 = kopt.kernel "k" ins(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    kopt.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_argument_type(%x: tensor<4xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'kopt.kernel' op body argument type 'tensor<4xbf16>' differs from its input's 'tensor<4xf32>'}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xbf16> {
+  ^bb0(%a: tensor<4xbf16>):
+    kopt.yield %a : tensor<4xbf16>
+  }
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @kernel_yield_types(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op yielded types differ from the result types}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %r = kopt.reduce sum %a : tensor<4xf32> -> tensor<f32>
+    kopt.yield %r : tensor<f32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Without an explicit kopt.yield the implicit one yields nothing.
+func.func @kernel_implicit_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op yielded types differ from the result types}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.exp %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_result_type(%x: tensor<4xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kopt.kernel' op result #0 must be variadic of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?xf32>'}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<?xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %c = tensor.cast %a : tensor<4xf32> to tensor<?xf32>
+    kopt.yield %c : tensor<?xf32>
+  }
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @kernel_uses_value_from_above(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = kopt.kernel "k" -> tensor<4xf32> {
+    // expected-error @+1 {{using value defined outside the region}}
+    %e = kopt.exp %x : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_outside_kernel(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'kopt.yield' op expects parent op 'kopt.kernel'}}
+  kopt.yield %x : tensor<4xf32>
+}

@@ -1,0 +1,229 @@
+// The --kopt-to-ptx pipeline: PTX for every kernel, the launch manifest beside it
+// (docs/manifest.md), PTX that ptxas accepts for sm_90a.
+// RUN: rm -f %t.ptx %t.json
+// RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" -o %t.mlir
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
+// RUN: %python %S/Inputs/manifest-summary.py %t.json %t.ptx | FileCheck %s --check-prefix=SUMMARY
+// RUN: FileCheck %s --check-prefix=MLIR < %t.mlir
+// RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
+//
+// Another chip: the PTX target and the manifest follow it.
+// RUN: kopt-opt %s --kopt-to-ptx="output=%t.sm90.ptx chip=sm_90" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SM90 < %t.sm90.ptx
+// RUN: FileCheck %s --check-prefix=SM90JSON < %t.sm90.json
+// RUN: %ptxas -arch=sm_90 %t.sm90.ptx -o %t.sm90.cubin
+//
+// Without output= the pipeline writes no file: it only prints the module, whose
+// gpu.binary holds the PTX.
+// RUN: kopt-opt %s --kopt-to-ptx | FileCheck %s --check-prefix=NOOUTPUT
+//
+// Errors: kopt-emit-ptx run alone without output=; an output file that cannot be
+// written; an output ending in .json (the manifest's own name); a module without
+// gpu.binary.
+// RUN: not kopt-opt %s --kopt-emit-ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not kopt-opt %s --kopt-to-ptx="output=%t.no-such-dir/out.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
+// RUN: not kopt-opt %s --kopt-to-ptx="output=%t.out.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=JSONEXT
+// RUN: not kopt-opt %s --kopt-emit-ptx="output=%t.nobinary.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBINARY
+// A failure leaves no file behind.
+// RUN: not ls %t.out.json %t.nobinary.ptx %t.nobinary.json
+
+// A Llama-style decode step (16 tokens, a 1024-wide slice of the MLP): rmsnorm,
+// matmul with a Linear weight, silu, row max; and a second function (GPT-2 MLP gelu).
+func.func @decode_mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<1024x4096xbf16>)
+    -> (tensor<16x1024xbf16>, tensor<16xf32>) {
+  %n = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
+  %g = kopt.matmul %n, %wg {transpose_b} : tensor<16x4096xbf16>, tensor<1024x4096xbf16> -> tensor<16x1024xbf16>
+  %s = kopt.silu %g : tensor<16x1024xbf16>
+  %m = kopt.reduce max %s : tensor<16x1024xbf16> -> tensor<16xf32>
+  return %s, %m : tensor<16x1024xbf16>, tensor<16xf32>
+}
+
+func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
+  %0 = kopt.gelu %x approximate(tanh) : tensor<8x6400xf16>
+  return %0 : tensor<8x6400xf16>
+}
+
+// The PTX has one .entry per kernel, one .u64 pointer per buffer (bare pointers), the
+// block size as .maxntid, warp shuffles and barriers in the row kernels, shared
+// memory for row and matmul kernels.
+// PTX:       .version 8.0
+// PTX-NEXT:  .target sm_90a
+// PTX-NEXT:  .address_size 64
+// PTX-LABEL: .visible .entry rmsnorm_0(
+// PTX-NEXT:    .param .u64 .ptr .align 1 rmsnorm_0_param_0,
+// PTX-NEXT:    .param .u64 .ptr .align 1 rmsnorm_0_param_1,
+// PTX-NEXT:    .param .u64 .ptr .align 1 rmsnorm_0_param_2
+// PTX-NEXT:  )
+// PTX-NEXT:  .maxntid 512, 1, 1
+// PTX:         .shared .align 4 .b8 __wg_rmsnorm_0_0[128];
+// PTX:         shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
+// PTX:         bar.sync 0;
+// PTX:         rsqrt.approx
+// PTX-LABEL: .visible .entry matmul_0(
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_0,
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_1,
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
+// PTX-NEXT:  )
+// PTX-NEXT:  .maxntid 256, 1, 1
+// PTX-DAG:     .shared .align 2 .b8 __wg_matmul_0_0[2048];
+// PTX-DAG:     .shared .align 2 .b8 __wg_matmul_0_1[2048];
+// PTX:         bar.sync 0;
+// PTX:         cvt.rn.bf16.f32
+// PTX-LABEL: .visible .entry silu_0(
+// PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_0,
+// PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_1
+// PTX-NEXT:  )
+// PTX-NEXT:  .maxntid 256, 1, 1
+// PTX-NOT:     .shared
+// PTX-LABEL: .visible .entry reduce_0(
+// PTX:       .maxntid 128, 1, 1
+// PTX:         shfl.sync.bfly.b32
+// PTX-LABEL: .visible .entry gelu_0(
+// PTX-NEXT:    .param .u64 .ptr .align 1 gelu_0_param_0,
+// PTX-NEXT:    .param .u64 .ptr .align 1 gelu_0_param_1
+// PTX-NEXT:  )
+// PTX-NEXT:  .maxntid 256, 1, 1
+// PTX:         cvt.rn.f16.f32
+// PTX-NOT:   .entry
+
+// The manifest as written: the header and the first kernel, field by field.
+// JSON:      {
+// JSON-NEXT:   "kopt_manifest_version": 1,
+// JSON-NEXT:   "chip": "sm_90a",
+// JSON-NEXT:   "ptx": "{{[^"/]*}}.ptx",
+// JSON-NEXT:   "kernels": [
+// JSON-NEXT:     {
+// JSON-NEXT:       "name": "rmsnorm_0",
+// JSON-NEXT:       "class": "row",
+// JSON-NEXT:       "op": "rmsnorm",
+// JSON-NEXT:       "attrs": {
+// JSON-NEXT:         "eps": 9.99999974{{[0-9]*}}e-06
+// JSON-NEXT:       },
+// JSON-NEXT:       "params": [
+// JSON-NEXT:         {
+// JSON-NEXT:           "name": "input",
+// JSON-NEXT:           "role": "input",
+// JSON-NEXT:           "dtype": "bf16",
+// JSON-NEXT:           "shape": [
+// JSON-NEXT:             16,
+// JSON-NEXT:             4096
+// JSON-NEXT:           ]
+// JSON-NEXT:         },
+// JSON-NEXT:         {
+// JSON-NEXT:           "name": "weight",
+// JSON-NEXT:           "role": "input",
+// JSON-NEXT:           "dtype": "bf16",
+// JSON-NEXT:           "shape": [
+// JSON-NEXT:             4096
+// JSON-NEXT:           ]
+// JSON-NEXT:         },
+// JSON-NEXT:         {
+// JSON-NEXT:           "name": "result",
+// JSON-NEXT:           "role": "output",
+// JSON-NEXT:           "dtype": "bf16",
+// JSON-NEXT:           "shape": [
+// JSON-NEXT:             16,
+// JSON-NEXT:             4096
+// JSON-NEXT:           ]
+// JSON-NEXT:         }
+// JSON-NEXT:       ],
+// JSON-NEXT:       "grid": [
+// JSON-NEXT:         16,
+// JSON-NEXT:         1,
+// JSON-NEXT:         1
+// JSON-NEXT:       ],
+// JSON-NEXT:       "block": [
+// JSON-NEXT:         512,
+// JSON-NEXT:         1,
+// JSON-NEXT:         1
+// JSON-NEXT:       ],
+// JSON-NEXT:       "dynamic_shared_bytes": 0
+// JSON-NEXT:     },
+// JSON:        "functions": [
+// JSON-NEXT:     {
+// JSON-NEXT:       "name": "decode_mlp",
+// JSON-NEXT:       "args": [
+// JSON-NEXT:         {
+// JSON-NEXT:           "name": "arg0",
+// JSON-NEXT:           "role": "input",
+// JSON:            "buffers": [
+// JSON-NEXT:         {
+// JSON-NEXT:           "dtype": "bf16",
+// JSON-NEXT:           "shape": [
+// JSON-NEXT:             16,
+// JSON-NEXT:             4096
+// JSON-NEXT:           ],
+// JSON-NEXT:           "id": 0
+// JSON-NEXT:         },
+// JSON:            "launches": [
+// JSON-NEXT:         {
+// JSON-NEXT:           "kernel": "rmsnorm_0",
+// JSON-NEXT:           "args": [
+// JSON-NEXT:             {
+// JSON-NEXT:               "arg": 0
+// JSON-NEXT:             },
+// JSON-NEXT:             {
+// JSON-NEXT:               "arg": 1
+// JSON-NEXT:             },
+// JSON-NEXT:             {
+// JSON-NEXT:               "buffer": 0
+// JSON-NEXT:             }
+// JSON-NEXT:           ]
+// JSON-NEXT:         },
+
+// The whole manifest, one fact per line (Inputs/manifest-summary.py also checks
+// launches against parameters and kernels against the PTX entries).
+// SUMMARY:      version 1 chip sm_90a ptx {{.*}}.ptx
+// SUMMARY-NEXT: kernel rmsnorm_0 class=row op=rmsnorm attrs={"eps": 9.99999974{{[0-9]*}}e-06} grid=[16,1,1] block=[512,1,1] smem=0
+// SUMMARY-NEXT:   param input input bf16 [16,4096]
+// SUMMARY-NEXT:   param weight input bf16 [4096]
+// SUMMARY-NEXT:   param result output bf16 [16,4096]
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[16,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT:   param a input bf16 [16,4096]
+// SUMMARY-NEXT:   param b input bf16 [1024,4096]
+// SUMMARY-NEXT:   param result output bf16 [16,1024]
+// SUMMARY-NEXT: kernel silu_0 class=elementwise op=silu attrs={} grid=[64,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT:   param input input bf16 [16,1024]
+// SUMMARY-NEXT:   param result output bf16 [16,1024]
+// SUMMARY-NEXT: kernel reduce_0 class=row op=reduce attrs={"kind": "max"} grid=[16,1,1] block=[128,1,1] smem=0
+// SUMMARY-NEXT:   param input input bf16 [16,1024]
+// SUMMARY-NEXT:   param result output f32 [16]
+// SUMMARY-NEXT: kernel gelu_0 class=elementwise op=gelu attrs={"approximate": "tanh"} grid=[200,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT:   param input input f16 [8,6400]
+// SUMMARY-NEXT:   param result output f16 [8,6400]
+// SUMMARY-NEXT: function decode_mlp
+// SUMMARY-NEXT:   arg arg0 input bf16 [16,4096]
+// SUMMARY-NEXT:   arg arg1 input bf16 [4096]
+// SUMMARY-NEXT:   arg arg2 input bf16 [1024,4096]
+// SUMMARY-NEXT:   arg out0 output bf16 [16,1024]
+// SUMMARY-NEXT:   arg out1 output f32 [16]
+// SUMMARY-NEXT:   buffer 0 bf16 [16,4096]
+// SUMMARY-NEXT:   buffer 1 bf16 [16,1024]
+// SUMMARY-NEXT:   launch rmsnorm_0 arg0 arg1 buf0
+// SUMMARY-NEXT:   launch matmul_0 buf0 arg2 buf1
+// SUMMARY-NEXT:   launch silu_0 buf1 arg3
+// SUMMARY-NEXT:   launch reduce_0 arg3 arg4
+// SUMMARY-NEXT: function gelu_tanh
+// SUMMARY-NEXT:   arg arg0 input f16 [8,6400]
+// SUMMARY-NEXT:   arg out0 output f16 [8,6400]
+// SUMMARY-NEXT:   launch gelu_0 arg0 arg1
+// SUMMARY-NEXT: consistent
+
+// The module the pipeline leaves: host functions and the binary.
+// MLIR:       module attributes {gpu.container_module}
+// MLIR:         func.func @decode_mlp(%{{.*}}: memref<16x4096xbf16>, %{{.*}}: memref<4096xbf16>, %{{.*}}: memref<1024x4096xbf16>, %{{.*}}: memref<16x1024xbf16>, %{{.*}}: memref<16xf32>)
+// MLIR:         func.func @gelu_tanh(
+// MLIR:         gpu.binary @kopt_kernels
+// MLIR-SAME:      #gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+// MLIR-SAME:      assembly = "
+
+// SM90:       .target sm_90{{$}}
+// SM90JSON:   "chip": "sm_90",
+
+// NOOUTPUT:   gpu.binary @kopt_kernels
+
+// MISSING:    error: kopt-emit-ptx needs output=FILE.ptx
+// UNWRITABLE: error: cannot write '{{.*}}.no-such-dir/out.ptx'
+// JSONEXT:    error: output '{{.*}}.out.json' must not end in .json
+// NOBINARY:   error: no gpu.binary with PTX (format=isa) in the module; run gpu-module-to-binary{format=isa} first

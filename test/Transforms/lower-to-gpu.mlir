@@ -1,0 +1,429 @@
+// kopt-lower-to-gpu: the host function in destination-passing style, the
+// gpu.module @kopt_kernels with one gpu.func per kopt.kernel, and the launches.
+// (Diagnostics: lower-to-gpu-invalid.mlir.)
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
+// The output verifies and re-parses.
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu | kopt-opt -split-input-file -o /dev/null
+
+// Index constants print as %c<value> or %c<value>_<n>; {{C}}-style patterns below
+// match either.
+
+//===----------------------------------------------------------------------===//
+// Elementwise kernels: grid-stride loop, 256 threads per block
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK:       func.func @elementwise(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x8xf32>, %[[C:[^:]*]]: memref<4x1xf32>, %[[OUT:[^:]*]]: memref<4x8xf32>)
+// CHECK-SAME:    attributes {kopt.result_count = 1 : i64} {
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch_func @kopt_kernels::@mul_0
+// CHECK-SAME:      blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      dynamic_shared_memory_size %c0_i32{{(_[0-9]+)?}}
+// CHECK-SAME:      args(%[[X]] : memref<4x8xf32>, %[[C]] : memref<4x1xf32>, %[[OUT]] : memref<4x8xf32>)
+// CHECK-SAME:      {kopt.class = "elementwise", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+// CHECK-NEXT:  }
+// CHECK:       gpu.module @kopt_kernels {
+// CHECK-NEXT:    gpu.func @mul_0(%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4x1xf32>, %[[O:.*]]: memref<4x8xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+// CHECK-NEXT:      %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT:      %[[BID:.*]] = gpu.block_id x
+// CHECK-NEXT:      %[[C256:.*]] = arith.constant 256 : index
+// CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[BID]], %[[C256]] : index
+// CHECK-NEXT:      %[[START:.*]] = arith.addi %[[BASE]], %[[TID]] : index
+// CHECK-NEXT:      %[[STEP:.*]] = arith.constant 256 : index
+// CHECK-NEXT:      %[[TOTAL:.*]] = arith.constant 32 : index
+// CHECK-NEXT:      scf.for %[[I:.*]] = %[[START]] to %[[TOTAL]] step %[[STEP]] {
+// CHECK-NEXT:        %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:        %[[J:.*]] = arith.remui %[[I]], %[[C8]] : index
+// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[I]], %[[C8]] : index
+// CHECK-NEXT:        %[[VA:.*]] = memref.load %[[A]][%[[R]], %[[J]]] : memref<4x8xf32>
+// The size-1 dimension of the broadcast operand is read at index 0.
+// CHECK-NEXT:        %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %[[VB:.*]] = memref.load %[[B]][%[[R]], %[[C0]]] : memref<4x1xf32>
+// CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[VA]], %[[VB]] : f32
+// CHECK-NEXT:        memref.store %[[P]], %[[O]][%[[R]], %[[J]]] : memref<4x8xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.return
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+func.func @elementwise(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  %0 = kopt.mul %x, %c : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A large tensor: the grid is capped at 8 blocks per SM of an H200 (132 * 8 = 1056)
+// and the loop steps by the whole grid (1056 * 256 = 270336).
+// CHECK-LABEL: func.func @elementwise_large(
+// CHECK:         gpu.launch_func @kopt_kernels::@silu_0
+// CHECK-SAME:      blocks in (%c1056{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK:       gpu.func @silu_0(%{{.*}}: memref<2048x14336xbf16>, %{{.*}}: memref<2048x14336xbf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:         %[[STEP:.*]] = arith.constant 270336 : index
+// CHECK-NEXT:    %[[TOTAL:.*]] = arith.constant 29360128 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[TOTAL]] step %[[STEP]] {
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:           math.exp
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xbf16> {
+  %0 = kopt.silu %x : tensor<2048x14336xbf16>
+  return %0 : tensor<2048x14336xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Row kernels: one block per row, strided loop, shuffle tree, shared memory
+//===----------------------------------------------------------------------===//
+
+// 128256 columns: 1024 threads per row (the maximum), one block per row.
+// CHECK-LABEL: func.func @softmax(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<64x128256xf32>, %[[OUT:[^:]*]]: memref<64x128256xf32>)
+// CHECK:         gpu.launch_func @kopt_kernels::@softmax_0
+// CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c1024{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      args(%[[X]] : memref<64x128256xf32>, %[[OUT]] : memref<64x128256xf32>)
+// CHECK-SAME:      kopt.class = "row", kopt.num_inputs = 1 : i64
+// One f32 slot per warp in workgroup memory.
+// CHECK:       gpu.func @softmax_0(%[[IN:.*]]: memref<64x128256xf32>, %[[O:.*]]: memref<64x128256xf32>)
+// CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
+// CHECK:         %[[TID:.*]] = gpu.thread_id x
+// CHECK:         %[[ROW:.*]] = gpu.block_id x
+// Reduction 1: the row max, each thread over columns tid, tid + 1024, ...
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[PMAX:.*]] = scf.for %[[J:.*]] = %[[TID]] to %c128256{{(_[0-9]+)?}} step %c1024{{(_[0-9]+)?}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
+// CHECK-NEXT:      %[[V:.*]] = memref.load %[[IN]][%[[ROW]], %[[J]]] : memref<64x128256xf32>
+// CHECK-NEXT:      %[[M:.*]] = arith.maximumf %[[V]], %[[ACC]] : f32
+// CHECK-NEXT:      scf.yield %[[M]] : f32
+// CHECK-NEXT:    }
+// The warp's shuffle tree (xor 16, 8, 4, 2, 1 over 32 lanes) ...
+// CHECK:         %[[S16:.*]], %{{.*}} = gpu.shuffle xor %[[PMAX]], %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK-NEXT:    %[[W16:.*]] = arith.maximumf %[[PMAX]], %[[S16]] : f32
+// CHECK:         gpu.shuffle xor %[[W16]], %c8_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK:         gpu.shuffle xor %{{.*}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK:         gpu.shuffle xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK:         %[[S1:.*]], %{{.*}} = gpu.shuffle xor %[[W2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK-NEXT:    %[[WMAX:.*]] = arith.maximumf %[[W2]], %[[S1]] : f32
+// ... lane 0 of each warp publishes its value in shared memory ...
+// CHECK:         scf.if %{{.*}} {
+// CHECK-NEXT:      memref.store %[[WMAX]], %[[SMEM]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.barrier
+// ... and every warp reduces the 32 published values (identity for missing warps).
+// CHECK:         %[[PUB:.*]] = memref.load %[[SMEM]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    %[[SEL:.*]] = arith.select %{{.*}}, %[[PUB]], %[[NINF]] : f32
+// CHECK-NEXT:    %c16_i32{{.*}} = arith.constant 16 : i32
+// CHECK-NEXT:    %c32_i32{{.*}} = arith.constant 32 : i32
+// CHECK-NEXT:    gpu.shuffle xor %[[SEL]]
+// CHECK:         %[[T1:.*]], %{{.*}} = gpu.shuffle xor %[[T2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK-NEXT:    %[[RMAX:.*]] = arith.maximumf %[[T2]], %[[T1]] : f32
+// CHECK-NEXT:    gpu.barrier
+// Reduction 2: the sum of exp(x - max), with the same tree.
+// CHECK:         scf.for %{{.*}} = %[[TID]] to %c128256{{(_[0-9]+)?}} step %c1024{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:           arith.subf %{{.*}}, %[[RMAX]] : f32
+// CHECK-NEXT:      math.exp
+// CHECK-NEXT:      arith.addf
+// CHECK:         gpu.shuffle xor
+// CHECK:         gpu.barrier
+// CHECK:         gpu.barrier
+// The output loop: exp(x - max) / sum, stored.
+// CHECK:         scf.for %[[J2:.*]] = %[[TID]] to %c128256{{(_[0-9]+)?}} step %c1024{{(_[0-9]+)?}} {
+// CHECK-NEXT:      memref.load %[[IN]][%[[ROW]], %[[J2]]]
+// CHECK:           arith.subf
+// CHECK-NEXT:      math.exp
+// CHECK-NEXT:      arith.divf
+// CHECK-NEXT:      memref.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] : memref<64x128256xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.return
+func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
+  %0 = kopt.softmax %x : tensor<64x128256xf32>
+  return %0 : tensor<64x128256xf32>
+}
+
+// -----
+
+// rmsnorm over 4096 columns: 512 threads (8 columns each); the rstd payload runs
+// in every thread after the reduction; the weight is read per column.
+// CHECK-LABEL: func.func @rmsnorm(
+// CHECK:         gpu.launch_func @kopt_kernels::@rmsnorm_0
+// CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      kopt.class = "row", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]}
+// CHECK:       gpu.func @rmsnorm_0(%[[X:.*]]: memref<16x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[O:.*]]: memref<16x4096xbf16>)
+// CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    known_block_size = array<i32: 512, 1, 1>
+// CHECK:         gpu.shuffle xor
+// CHECK:         gpu.barrier
+// CHECK:         %[[T1:.*]], %{{.*}} = gpu.shuffle xor %[[T2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+// CHECK-NEXT:    %[[TOT:.*]] = arith.addf %[[T2]], %[[T1]] : f32
+// CHECK-NEXT:    gpu.barrier
+// CHECK:         %[[N:.*]] = arith.constant 4.096000e+03 : f32
+// CHECK-NEXT:    %[[MS:.*]] = arith.divf %[[TOT]], %[[N]] : f32
+// CHECK-NEXT:    %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK-NEXT:    %[[MSE:.*]] = arith.addf %[[MS]], %[[EPS]] : f32
+// CHECK-NEXT:    %[[RSTD:.*]] = math.rsqrt %[[MSE]] : f32
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c4096{{(_[0-9]+)?}} step %c512{{(_[0-9]+)?}} {
+// CHECK-NEXT:      %[[XV:.*]] = memref.load %[[X]][%{{.*}}, %[[J]]] : memref<16x4096xbf16>
+// CHECK-NEXT:      %[[WV:.*]] = memref.load %[[W]][%[[J]]] : memref<4096xbf16>
+// CHECK:           arith.mulf %{{.*}}, %[[RSTD]] : f32
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT:      memref.store %{{.*}}, %[[O]][%{{.*}}, %[[J]]] : memref<16x4096xbf16>
+func.func @rmsnorm(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>) -> tensor<16x4096xbf16> {
+  %0 = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
+  return %0 : tensor<16x4096xbf16>
+}
+
+// -----
+
+// A short row (8 columns): one warp per row, so no shared-memory step and no
+// barrier; a rank-3 input has 2 * 3 rows, the block index is split into both.
+// CHECK-LABEL: func.func @reduce_rank3(
+// CHECK:         gpu.launch_func @kopt_kernels::@reduce_0
+// CHECK-SAME:      blocks in (%c6{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK:       gpu.func @reduce_0(%[[X:.*]]: memref<2x3x8xf32>, %[[O:.*]]: memref<2x3xf32>)
+// CHECK-SAME:    known_block_size = array<i32: 32, 1, 1>
+// CHECK-NOT:     gpu.barrier
+// CHECK:         %[[BID:.*]] = gpu.block_id x
+// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[R1:.*]] = arith.remui %[[BID]], %[[C3]] : index
+// CHECK-NEXT:    %[[R0:.*]] = arith.divui %[[BID]], %[[C3]] : index
+// CHECK:         memref.load %[[X]][%[[R0]], %[[R1]], %{{.*}}] : memref<2x3x8xf32>
+// CHECK:         gpu.shuffle xor
+// CHECK-NOT:     gpu.barrier
+// Thread 0 stores the row's value, divided by 8 for the mean.
+// CHECK:         arith.divf
+// CHECK:         %[[IS0:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    scf.if %[[IS0]] {
+// CHECK-NEXT:      memref.store %{{.*}}, %[[O]][%[[R0]], %[[R1]]] : memref<2x3xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.return
+func.func @reduce_rank3(%x: tensor<2x3x8xf32>) -> tensor<2x3xf32> {
+  %0 = kopt.reduce mean %x : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A rank-1 input: one row, one block, the result is a rank-0 memref.
+// CHECK-LABEL: func.func @reduce_rank1(
+// CHECK-SAME:    memref<4096xf32>, %{{.*}}: memref<bf16>)
+// CHECK:         gpu.launch_func @kopt_kernels::@reduce_0
+// CHECK-SAME:      blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK:       gpu.func @reduce_0(%{{.*}}: memref<4096xf32>, %[[O:.*]]: memref<bf16>)
+// CHECK:         arith.maximumf
+// CHECK:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         memref.store %{{.*}}, %[[O]][] : memref<bf16>
+func.func @reduce_rank1(%x: tensor<4096xf32>) -> tensor<bf16> {
+  %0 = kopt.reduce max %x : tensor<4096xf32> -> tensor<bf16>
+  return %0 : tensor<bf16>
+}
+
+// -----
+
+// layernorm: two reductions (sum, then centred squares), each with two shuffle
+// trees (within warps, then across the 8 warps' published values), each followed by
+// a barrier; weight and bias are read per column.
+// CHECK-LABEL: func.func @layernorm(
+// CHECK:         gpu.launch_func @kopt_kernels::@layernorm_0
+// CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      kopt.num_inputs = 3 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "layernorm", params = ["input", "weight", "bias", "result"]}
+// CHECK:       gpu.func @layernorm_0(%{{.*}}: memref<8x1600xf32>, %[[W:.*]]: memref<1600xf32>, %[[B:.*]]: memref<1600xf32>, %{{.*}}: memref<8x1600xf32>)
+// CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK:         gpu.barrier
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK:         gpu.barrier
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK:         gpu.barrier
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK:         gpu.barrier
+// CHECK-NOT:     gpu.shuffle
+// CHECK:         math.rsqrt
+// CHECK:         scf.for
+// CHECK:           memref.load %[[W]]
+// CHECK:           memref.load %[[B]]
+// CHECK:           memref.store
+// CHECK:         gpu.return
+func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<1600xf32>) -> tensor<8x1600xf32> {
+  %0 = kopt.layernorm %x weight(%w : tensor<1600xf32>) bias(%b : tensor<1600xf32>) eps = 1.0e-05 : tensor<8x1600xf32>
+  return %0 : tensor<8x1600xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Matmul kernels: 64x64 block tiles, 256 threads, A and B staged in shared memory
+//===----------------------------------------------------------------------===//
+
+// grid = (ceil(N / 64), ceil(M / 64)) = (16, 2) for M = 100, N = 1000.
+// CHECK-LABEL: func.func @matmul(
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
+// CHECK-SAME:    workgroup(%[[SA:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:         gpu.block_id x
+// CHECK:         gpu.block_id y
+// K loop over 4096 / 16 = 256 tiles, 16 f32 accumulators per thread.
+// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c256{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// Out-of-range elements are staged as zero.
+// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : bf16
+// CHECK:           scf.if %{{.*}} -> (bf16) {
+// CHECK-NEXT:        memref.load %[[A]]
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        scf.yield %[[Z]] : bf16
+// CHECK-NEXT:      }
+// CHECK-NEXT:      memref.store %{{.*}}, %[[SA]]
+// CHECK:           memref.load %[[B]]
+// CHECK:           memref.store %{{.*}}, %[[SB]]
+// CHECK:           gpu.barrier
+// CHECK:           scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c16{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}}
+// CHECK:             memref.load %[[SA]]
+// CHECK:             memref.load %[[SB]]
+// CHECK:             arith.extf %{{.*}} : bf16 to f32
+// CHECK:             arith.mulf
+// CHECK-NEXT:        arith.addf
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      scf.yield
+// Epilogue: round to bf16 and store inside the bounds.
+// CHECK:         scf.if
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT:      memref.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<100x1000xbf16>
+// CHECK-COUNT-15:  arith.truncf
+// CHECK-NOT:     arith.truncf
+// CHECK:         gpu.return
+func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tensor<100x1000xbf16> {
+  %0 = kopt.matmul %x, %w {transpose_b} : tensor<100x4096xbf16>, tensor<1000x4096xbf16> -> tensor<100x1000xbf16>
+  return %0 : tensor<100x1000xbf16>
+}
+
+// -----
+
+// f32 with transpose_a: no rounding in the epilogue; ceil(24 / 16) = 2 K tiles.
+// CHECK-LABEL: func.func @matmul_transpose_a(
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK-SAME:      blocks in (%c3{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK:       gpu.func @matmul_0(%{{.*}}: memref<24x64xf32>, %{{.*}}: memref<24x130xf32>, %{{.*}}: memref<64x130xf32>)
+// CHECK-SAME:    workgroup(%{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c2{{(_[0-9]+)?}} step
+// CHECK-NOT:     arith.truncf
+// CHECK:         gpu.return
+func.func @matmul_transpose_a(%a: tensor<24x64xf32>, %b: tensor<24x130xf32>) -> tensor<64x130xf32> {
+  %0 = kopt.matmul %a, %b {transpose_a} : tensor<24x64xf32>, tensor<24x130xf32> -> tensor<64x130xf32>
+  return %0 : tensor<64x130xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Host functions
+//===----------------------------------------------------------------------===//
+
+// Destination-passing style: inputs, then one buffer per result; the kernel that
+// computes a result writes into that buffer; intermediates get memref.alloc and are
+// freed at the end; launches follow the source order.
+// CHECK-LABEL: func.func @mlp(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x4096xbf16>, %[[W:[^:]*]]: memref<4096xbf16>, %[[WG:[^:]*]]: memref<14336x4096xbf16>, %[[WU:[^:]*]]: memref<14336x4096xbf16>,
+// CHECK-SAME:    %[[OUT0:[^:]*]]: memref<16x14336xbf16>, %[[OUT1:[^:]*]]: memref<16x4096xbf16>)
+// CHECK-SAME:    attributes {kopt.result_count = 2 : i64}
+// CHECK-NOT:     -> (
+// CHECK:         %[[N:.*]] = memref.alloc() : memref<16x4096xbf16>
+// CHECK:         gpu.launch_func @kopt_kernels::@rmsnorm_0 {{.*}} args(%[[X]] : memref<16x4096xbf16>, %[[W]] : memref<4096xbf16>, %[[N]] : memref<16x4096xbf16>)
+// CHECK:         %[[G:.*]] = memref.alloc() : memref<16x14336xbf16>
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WG]] : memref<14336x4096xbf16>, %[[G]] : memref<16x14336xbf16>)
+// CHECK:         %[[U:.*]] = memref.alloc() : memref<16x14336xbf16>
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_1 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WU]] : memref<14336x4096xbf16>, %[[U]] : memref<16x14336xbf16>)
+// CHECK:         %[[S:.*]] = memref.alloc() : memref<16x14336xbf16>
+// CHECK:         gpu.launch_func @kopt_kernels::@silu_0 {{.*}} args(%[[G]] : memref<16x14336xbf16>, %[[S]] : memref<16x14336xbf16>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch_func @kopt_kernels::@mul_0 {{.*}} args(%[[S]] : memref<16x14336xbf16>, %[[U]] : memref<16x14336xbf16>, %[[OUT0]] : memref<16x14336xbf16>)
+// The second result is the input plus a broadcast row: written to its buffer.
+// CHECK:         gpu.launch_func @kopt_kernels::@add_0 {{.*}} args(%[[X]] : memref<16x4096xbf16>, %[[W]] : memref<4096xbf16>, %[[OUT1]] : memref<16x4096xbf16>)
+// CHECK-NEXT:    memref.dealloc %[[N]] : memref<16x4096xbf16>
+// CHECK-NEXT:    memref.dealloc %[[G]] : memref<16x14336xbf16>
+// CHECK-NEXT:    memref.dealloc %[[U]] : memref<16x14336xbf16>
+// CHECK-NEXT:    memref.dealloc %[[S]] : memref<16x14336xbf16>
+// CHECK-NEXT:    return
+// CHECK-NEXT:  }
+// CHECK:       gpu.module @kopt_kernels {
+// CHECK-DAG:     gpu.func @rmsnorm_0(
+// CHECK-DAG:     gpu.func @matmul_0(
+// CHECK-DAG:     gpu.func @matmul_1(
+// CHECK-DAG:     gpu.func @silu_0(
+// CHECK-DAG:     gpu.func @mul_0(
+// CHECK-DAG:     gpu.func @add_0(
+func.func @mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<14336x4096xbf16>,
+               %wu: tensor<14336x4096xbf16>) -> (tensor<16x14336xbf16>, tensor<16x4096xbf16>) {
+  %n = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
+  %g = kopt.matmul %n, %wg {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
+  %u = kopt.matmul %n, %wu {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
+  %s = kopt.silu %g : tensor<16x14336xbf16>
+  %p = kopt.mul %s, %u : tensor<16x14336xbf16>, tensor<16x14336xbf16> -> tensor<16x14336xbf16>
+  %r = kopt.add %x, %w : tensor<16x4096xbf16>, tensor<4096xbf16> -> tensor<16x4096xbf16>
+  return %p, %r : tensor<16x14336xbf16>, tensor<16x4096xbf16>
+}
+
+// -----
+
+// A result that another kernel also reads: the consumer reads the output buffer.
+// CHECK-LABEL: func.func @result_reused(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x8xf32>, %[[OUT0:[^:]*]]: memref<4x8xf32>, %[[OUT1:[^:]*]]: memref<4xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch_func @kopt_kernels::@exp_0 {{.*}} args(%[[X]] : memref<4x8xf32>, %[[OUT0]] : memref<4x8xf32>)
+// CHECK:         gpu.launch_func @kopt_kernels::@reduce_0 {{.*}} args(%[[OUT0]] : memref<4x8xf32>, %[[OUT1]] : memref<4xf32>)
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @result_reused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %e = kopt.exp %x : tensor<4x8xf32>
+  %s = kopt.reduce sum %e : tensor<4x8xf32> -> tensor<4xf32>
+  return %e, %s : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Several functions share one gpu.module; kernel names are unique across them;
+// declarations stay as they are; visibility is kept.
+// CHECK:       func.func private @external(tensor<4xf32>) -> tensor<4xf32>
+// CHECK:       func.func @first(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>)
+// CHECK:         gpu.launch_func @kopt_kernels::@exp_0
+// CHECK:       func.func private @second(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>)
+// CHECK:         gpu.launch_func @kopt_kernels::@exp_1
+// A function without kopt ops and results: an empty host function.
+// CHECK:       func.func @nothing() attributes {kopt.result_count = 0 : i64} {
+// CHECK-NEXT:    return
+// CHECK-NEXT:  }
+// CHECK:       gpu.module @kopt_kernels {
+// CHECK-NEXT:    gpu.func @exp_0(
+// CHECK:         gpu.func @exp_1(
+// CHECK-NOT:   gpu.module
+func.func private @external(tensor<4xf32>) -> tensor<4xf32>
+func.func @first(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kopt.exp %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @second(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kopt.exp %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @nothing() {
+  return
+}
+
+// -----
+
+// A module with no function bodies is left unchanged (no gpu.module).
+// CHECK-LABEL: module {
+// CHECK-NEXT:    func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  }
+func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
