@@ -51,17 +51,24 @@ if command -v dpkg-query >/dev/null 2>&1; then
       fi
       sudo=(sudo)
       [ -t 0 ] || sudo=(sudo -n)   # no terminal to ask for a password: fail, don't hang
+      if ! "${sudo[@]}" true; then
+        kopt_error $TAG "missing packages: ${missing[*]}"
+        kopt_error $TAG "installing them needs root, and sudo did not work for $(id -un): run" \
+          "'sudo $0' or run it as root"
+        exit 1
+      fi
     fi
-    kopt_log $TAG "installing: ${missing[*]}"
+    kopt_log $TAG "installing with apt-get (a minute or two the first time): ${missing[*]}"
     t0=$SECONDS
     apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o Dpkg::Use-Pty=0)
-    if ! "${apt[@]}" update >/tmp/kopt-apt-update.$$.log 2>&1; then
-      cat /tmp/kopt-apt-update.$$.log >&2
+    log=${TMPDIR:-/tmp}/kopt-apt-update.$$.log
+    if ! "${apt[@]}" update >"$log" 2>&1; then
+      cat "$log" >&2
+      rm -f "$log"
       kopt_error $TAG "apt-get update failed (see above)"
-      rm -f /tmp/kopt-apt-update.$$.log
       exit 1
     fi
-    rm -f /tmp/kopt-apt-update.$$.log
+    rm -f "$log"
     # Say which packages apt cannot find before asking it to install them.
     unavailable=()
     for p in "${missing[@]}"; do
@@ -80,10 +87,13 @@ if command -v dpkg-query >/dev/null 2>&1; then
       done
       exit 1
     fi
-    if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}"; then
-      kopt_error $TAG "apt-get install failed (see above)"
+    log=${TMPDIR:-/tmp}/kopt-apt-install.$$.log
+    if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+      tail -n 40 "$log" >&2
+      kopt_error $TAG "apt-get install failed (the end of its output is above; all of it: $log)"
       exit 1
     fi
+    rm -f "$log"
     kopt_log $TAG "installed ${#missing[@]} packages in $(kopt_elapsed $t0)"
   fi
 else
@@ -129,6 +139,7 @@ if ptxas=$(kopt_find_ptxas); then
     failed=1
   else
     kopt_log $TAG "ptxas: $ptxas (CUDA $version)"
+    ptxas_ok=1
   fi
 elif [ -n "${KOPT_PTXAS:-}" ]; then
   kopt_error $TAG "KOPT_PTXAS=$KOPT_PTXAS is not an executable ptxas"
@@ -142,8 +153,9 @@ if cuda_h=$(kopt_find_cuda_h); then
   kopt_log $TAG "cuda.h: $cuda_h"
 else
   kopt_warn $TAG "cuda.h not found (looked in \$CUDA_HOME, /usr/local/cuda, /usr/include): the runtime"
-  kopt_warn $TAG "(lib/Runtime, kopt-run) will not be built; the compiler and its tests will be."
-  kopt_warn $TAG "cuda.h comes with the CUDA toolkit: $cuda_help"
+  kopt_warn $TAG "(lib/Runtime, kopt-run) will not be built; the compiler and its tests can be."
+  [ -n "${ptxas_ok:-}" ] || kopt_warn $TAG "cuda.h comes with the same toolkit (see above)."
+  [ -z "${ptxas_ok:-}" ] || kopt_warn $TAG "cuda.h comes with the CUDA toolkit. $cuda_help"
 fi
 
 if kopt_has_gpu; then
