@@ -28,7 +28,9 @@ LogicalResult writeFile(ModuleOp module, StringRef path, StringRef text) {
     return llvm::Error::success();
   });
   if (err) {
-    module.emitError("cannot write '") << path << "': " << llvm::toString(std::move(err));
+    // llvm::toString names the file already.
+    emitError(module.getLoc(), "cannot write the output: ")
+        << llvm::toString(std::move(err));
     return failure();
   }
   return success();
@@ -39,16 +41,29 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (output.empty()) {
-      module.emitError("kopt-emit-ptx needs output=FILE.ptx");
+      emitError(module.getLoc(), "kopt-emit-ptx needs output=FILE.ptx");
       return signalPassFailure();
     }
     FailureOr<std::string> ptx = kopt::extractPTX(module);
     if (failed(ptx))
       return signalPassFailure();
+    // Calls left to libdevice functions mean libdevice was not found: ptxas
+    // would reject the PTX, so stop here with the cause.
+    SmallVector<std::string> unresolved = kopt::unresolvedFunctions(*ptx);
+    if (!unresolved.empty()) {
+      emitError(module.getLoc(), "the PTX calls '")
+          << unresolved.front()
+          << "', which is not defined: libdevice was not linked; is the CUDA "
+             "toolkit at '"
+          << (cudaPath.empty() ? std::string("(unset)") : cudaPath)
+          << "' (nvvm/libdevice/libdevice.10.bc)? Set CUDA_HOME or the "
+             "pipeline's cuda-path option";
+      return signalPassFailure();
+    }
     SmallString<256> manifestPath(output);
     llvm::sys::path::replace_extension(manifestPath, "json");
     if (manifestPath == output) {
-      module.emitError("output '") << output << "' must not end in .json";
+      emitError(module.getLoc(), "output '") << output << "' must not end in .json";
       return signalPassFailure();
     }
     FailureOr<std::string> manifest = kopt::buildManifest(

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace kopt {
 #define GEN_PASS_DEF_KOPTFUSE
@@ -71,6 +72,9 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::StringMap<unsigned> counters;
+    // Names of kernels already in the module are taken.
+    llvm::StringSet<> taken;
+    module.walk([&](KernelOp k) { taken.insert(k.getSymName()); });
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<KoptDialect>(op->getDialect()) &&
@@ -80,7 +84,10 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
     for (Operation *op : ops) {
       OpBuilder b(op);
       StringRef opName = op->getName().stripDialect();
-      std::string name = (opName + "_" + Twine(counters[opName]++)).str();
+      std::string name;
+      do
+        name = (opName + "_" + Twine(counters[opName]++)).str();
+      while (!taken.insert(name).second);
 
       SmallVector<Attribute> params;
       for (StringRef n : operandNames(op))

@@ -50,11 +50,26 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
       return func.emitOpError("kopt compiles functions over static tensors only, "
                               "got ")
              << t;
+  // A zero-size dimension would need an empty grid, which CUDA refuses.
+  auto hasZeroDim = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && llvm::is_contained(tensor.getShape(), 0);
+  };
+  for (Operation &op : body)
+    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
+      if (hasZeroDim(t))
+        return op.emitOpError("has a tensor with a zero-size dimension (")
+               << t << "); kopt does not compile empty tensors";
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (Operation &op : body.without_terminator())
-    if (!isa<KernelOp>(op))
-      return op.emitOpError("is not supported by kopt (only kopt ops can be "
-                            "compiled; run kopt-fuse first)");
+  for (Operation &op : body.without_terminator()) {
+    if (isa<KernelOp>(op))
+      continue;
+    if (isa_and_nonnull<KoptDialect>(op.getDialect()))
+      return op.emitOpError("must be grouped into a kopt.kernel first (run "
+                            "kopt-fuse before kopt-lower-to-gpu)");
+    return op.emitOpError("is not supported by kopt: a compiled function may "
+                          "hold kopt ops only");
+  }
   DenseSet<Value> returned;
   for (Value v : ret.getOperands()) {
     if (!v.getDefiningOp<KernelOp>())

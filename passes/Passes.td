@@ -55,6 +55,8 @@ def KoptEmitPTX : Pass<"kopt-emit-ptx", "mlir::ModuleOp"> {
            "the PTX file to write (the manifest goes beside it as .json)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "the target recorded in the manifest">,
+    Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
+           "the CUDA toolkit searched for libdevice (named in errors only)">,
   ];
 }
 

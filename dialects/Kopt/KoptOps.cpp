@@ -132,6 +132,12 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult SoftmaxOp::verify() {
+  if (tensorType(getInput()).getRank() < 1)
+    return emitOpError("expects an input of rank 1 or more");
+  return success();
+}
+
 /// Checks an optional per-feature parameter (weight or bias) of a norm.
 static LogicalResult verifyNormParam(Operation *op, Value input, Value param,
                                      StringRef name) {

@@ -93,7 +93,7 @@ def Kopt_RsqrtOp : Kopt_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def Kopt_TanhOp : Kopt_UnaryOp<"tanh", "tanh(x)">;
 def Kopt_SigmoidOp : Kopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Kopt_ReluOp : Kopt_UnaryOp<"relu", "max(x, 0)">;
-def Kopt_SiluOp : Kopt_UnaryOp<"silu", "x / (1 + exp(-x))">;
+def Kopt_SiluOp : Kopt_UnaryOp<"silu", "x * sigmoid(x) = x * (1 / (1 + exp(-x)))">;
 
 def Kopt_GeluOp : Kopt_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let summary = "elementwise GELU, erf or tanh form";
@@ -154,6 +154,7 @@ def Kopt_SoftmaxOp : Kopt_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins Kopt_Tensor:$input);
   let results = (outs Kopt_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 def Kopt_RMSNormOp : Kopt_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {

@@ -108,9 +108,6 @@ Value kb::threadIdX(OpBuilder &b, Location loc) {
 Value kb::blockIdX(OpBuilder &b, Location loc) {
   return gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
 }
-Value kb::blockIdY(OpBuilder &b, Location loc) {
-  return gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-}
 
 /// A contraction generic: two inputs, iterators (parallel, parallel, reduction)
 /// and an output indexed (d0, d1).

@@ -13,6 +13,9 @@
 
 namespace kopt::kb {
 
+/// The largest gridDim.x CUDA accepts (2^31 - 1).
+constexpr int64_t kMaxGridX = 2147483647;
+
 /// Where each tensor of a kernel body lives in the gpu.func: block arguments of
 /// the kernel map to the input memrefs, yielded values to the output memrefs.
 struct KernelIO {
@@ -50,10 +53,9 @@ mlir::Value fillValue(mlir::OpBuilder &b, mlir::Value init);
 /// The product of the dimensions of `shape` (1 for a scalar).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
-/// gpu.thread_id / block_id / block_dim x as index values.
+/// gpu.thread_id / block_id x as index values.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 mlir::Value blockIdX(mlir::OpBuilder &b, mlir::Location loc);
-mlir::Value blockIdY(mlir::OpBuilder &b, mlir::Location loc);
 
 } // namespace kopt::kb
 

@@ -12,6 +12,7 @@
 //     (the payload of a multiply-accumulate adds 0 for them);
 //   - the accumulators stay in registers (loop-carried values); the epilogue
 //     applies the rounding payload and stores inside the bounds.
+//   - a 1-D grid of ceil(M / 64) * ceil(N / 64) blocks, N tiles fastest.
 // This is the correctness baseline; tensor-core schedules (mma.sync, wgmma, TMA
 // pipelines) replace it for speed.
 //
@@ -121,8 +122,15 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp 
   AffineMap mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
   AffineMap mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
 
+  // A 1-D grid over the output tiles, N fastest: gridDim.x allows 2^31 - 1
+  // blocks where gridDim.y would stop at 65535 row tiles.
+  int64_t tilesN = llvm::divideCeil(N, kBN), tilesM = llvm::divideCeil(M, kBM);
+  if (tilesN * tilesM > kMaxGridX)
+    return mm.emitOpError("needs ")
+           << tilesN * tilesM << " blocks of " << kBM << "x" << kBN
+           << ", more than a grid's " << kMaxGridX;
   LaunchConfig cfg;
-  cfg.grid = {llvm::divideCeil(N, kBN), llvm::divideCeil(M, kBM), 1};
+  cfg.grid = {tilesN * tilesM, 1, 1};
   cfg.block = {kThreads, 1, 1};
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
@@ -138,8 +146,13 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp 
   Value tid = threadIdX(b, loc);
   Value tx = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
   Value ty = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
-  Value n0 = arith::MulIOp::create(b, loc, blockIdX(b, loc), indexConst(b, loc, kBN));
-  Value m0 = arith::MulIOp::create(b, loc, blockIdY(b, loc), indexConst(b, loc, kBM));
+  Value tile = blockIdX(b, loc);
+  Value n0 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
+      indexConst(b, loc, kBN));
+  Value m0 = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
+      indexConst(b, loc, kBM));
 
   Type accType = mm.getBody()->getArguments().back().getType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));

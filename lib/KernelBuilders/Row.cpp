@@ -255,6 +255,9 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
   ArrayRef<int64_t> rowShape = ArrayRef<int64_t>(shape).drop_back();
   threads = threadsPerRow(shape.back());
 
+  if (numElements(rowShape) > kMaxGridX)
+    return kernel.emitOpError("has ")
+           << numElements(rowShape) << " rows, more than a grid's " << kMaxGridX;
   LaunchConfig cfg;
   cfg.grid = {numElements(rowShape), 1, 1};
   cfg.block = {threads, 1, 1};

@@ -4,11 +4,41 @@
 #include "kopt/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
+std::string kopt::resolveCudaPath(llvm::StringRef explicitPath) {
+  if (!explicitPath.empty())
+    return explicitPath.str();
+  for (const char *var : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      return v;
+  return "/usr/local/cuda";
+}
+
+/// Asks LLVM's NVVMReflect pass to answer __nvvm_reflect("__CUDA_PREC_SQRT")
+/// with 1, as nvcc does by default (-prec-sqrt=true): libdevice's __nv_sqrtf then
+/// computes sqrt.rn.f32 (correctly rounded, like CUDA's sqrtf and PyTorch)
+/// instead of sqrt.approx.f32. The NVPTX backend reads this only from its
+/// command-line option `nvvm-reflect-add`, so set that option once.
+static void requestPreciseSqrt() {
+  static bool done = [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("nvvm-reflect-add");
+    if (it != options.end())
+      (void)it->second->addOccurrence(/*pos=*/0, "nvvm-reflect-add",
+                                      "__CUDA_PREC_SQRT=1");
+    return true;
+  }();
+  (void)done;
+}
+
 void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opts) {
+  requestPreciseSqrt();
   pm.addPass(createKoptFuse());
   pm.addPass(createKoptLowerToLinalg());
   pm.addPass(createKoptLowerToGPU());
@@ -20,7 +50,8 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opt
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
         "convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts),"
      << "nvvm-attach-target{chip=" << opts.chip << " features=" << opts.features
-     << " O=" << opts.optLevel << "},gpu-module-to-binary{format=isa}";
+     << " O=" << opts.optLevel << "},gpu-module-to-binary{format=isa toolkit="
+     << resolveCudaPath(opts.cudaPath) << "}";
   // parsePassPipeline only fails on a malformed string, which is ours.
   if (failed(parsePassPipeline(pipeline, pm)))
     llvm::report_fatal_error("kopt: malformed internal pass pipeline");
@@ -28,6 +59,7 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opt
     KoptEmitPTXOptions emit;
     emit.output = opts.output;
     emit.chip = opts.chip;
+    emit.cudaPath = resolveCudaPath(opts.cudaPath);
     pm.addPass(createKoptEmitPTX(emit));
   }
 }
@@ -42,6 +74,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("PTX file to write; the manifest goes beside it as .json")};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit whose libdevice is linked (default: $CUDA_HOME, "
+                     "$CUDA_ROOT, $CUDA_PATH, then /usr/local/cuda)")};
   Option<unsigned> optLevel{*this, "O", llvm::cl::desc("LLVM optimization level"),
                             llvm::cl::init(3)};
 };
@@ -57,6 +93,7 @@ void kopt::registerKoptToPTXPipeline() {
         opts.features = o.features;
         opts.output = o.output;
         opts.optLevel = o.optLevel;
+        opts.cudaPath = o.cudaPath;
         buildKoptToPTXPipeline(pm, opts);
       });
 }

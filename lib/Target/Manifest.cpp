@@ -25,10 +25,30 @@ FailureOr<std::string> kopt::extractPTX(ModuleOp module) {
     }
   }
   if (!found)
-    return module.emitError("no gpu.binary with PTX (format=isa) in the module; "
-                            "run gpu-module-to-binary{format=isa} first"),
+    return emitError(module.getLoc(),
+                     "no gpu.binary with PTX (format=isa) in the module; run "
+                     "gpu-module-to-binary{format=isa} first"),
            failure();
   return ptx;
+}
+
+SmallVector<std::string> kopt::unresolvedFunctions(StringRef ptx) {
+  SmallVector<std::string> names;
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (!line.consume_front(".extern .func"))
+      continue;
+    // `.extern .func (.param .b32 retval) __nv_expf(` or `.extern .func foo(`
+    line = line.trim();
+    if (line.starts_with("("))
+      line = line.drop_until([](char c) { return c == ')'; }).drop_front().trim();
+    names.push_back(line.take_until([](char c) { return c == '(' || c == ';'; })
+                        .trim()
+                        .str());
+  }
+  return names;
 }
 
 static FailureOr<std::string> dtypeName(Operation *at, Type t) {
@@ -38,7 +58,7 @@ static FailureOr<std::string> dtypeName(Operation *at, Type t) {
     return std::string("f16");
   if (t.isBF16())
     return std::string("bf16");
-  return at->emitError("unsupported element type ") << t << " in the manifest",
+  return emitError(at->getLoc(), "unsupported element type ") << t << " in the manifest",
          failure();
 }
 
@@ -47,7 +67,7 @@ static FailureOr<json> bufferJSON(Operation *at, Type type, StringRef name,
                                   StringRef role) {
   auto m = dyn_cast<MemRefType>(type);
   if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity())
-    return at->emitError("launch parameter of type ")
+    return emitError(at->getLoc(), "launch parameter of type ")
                << type << " is not a static, identity-layout memref",
            failure();
   FailureOr<std::string> dtype = dtypeName(at, m.getElementType());
@@ -97,7 +117,7 @@ static FailureOr<std::array<int64_t, 3>> dims(gpu::LaunchFuncOp launch,
   for (int i = 0; i < 3; ++i) {
     std::optional<int64_t> c = getConstantIntValue(vs[i]);
     if (!c)
-      return launch.emitError("the launch's ") << what << " is not constant",
+      return emitError(launch.getLoc(), "the launch's ") << what << " is not constant",
              failure();
     out[i] = *c;
   }
@@ -180,7 +200,7 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
         else if (bufferIds.count(v))
           launchArgs.push_back({{"buffer", bufferIds.lookup(v)}});
         else
-          return launch.emitError("kernel operand #")
+          return emitError(launch.getLoc(), "kernel operand #")
                      << i << " is neither a function argument nor a buffer",
                  WalkResult::interrupt();
       }
@@ -197,7 +217,7 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
       if (Value s = launch.getDynamicSharedMemorySize()) {
         std::optional<int64_t> c = getConstantIntValue(s);
         if (!c)
-          return launch.emitError("dynamic shared memory size is not constant"),
+          return emitError(launch.getLoc(), "dynamic shared memory size is not constant"),
                  WalkResult::interrupt();
         shared = *c;
       }

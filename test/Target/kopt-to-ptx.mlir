@@ -224,6 +224,6 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // NOOUTPUT:   gpu.binary @kopt_kernels
 
 // MISSING:    error: kopt-emit-ptx needs output=FILE.ptx
-// UNWRITABLE: error: cannot write '{{.*}}.no-such-dir/out.ptx'
+// UNWRITABLE: error: cannot write the output: '{{.*}}.no-such-dir/out.ptx': No such file or directory
 // JSONEXT:    error: output '{{.*}}.out.json' must not end in .json
 // NOBINARY:   error: no gpu.binary with PTX (format=isa) in the module; run gpu-module-to-binary{format=isa} first

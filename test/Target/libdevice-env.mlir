@@ -1,21 +1,23 @@
-// XFAIL: *
-// Compiler bug: --kopt-to-ptx links libdevice only when CUDA_ROOT, CUDA_HOME or
-// CUDA_PATH names the CUDA toolkit (MLIR's NVVM target looks for
-// nvvm/libdevice/libdevice.10.bc there). Without them, every math op that
-// convert-gpu-to-nvvm maps to libdevice (math.exp, math.tanh, math.rsqrt, math.erf,
-// ...) stays an unresolved `.extern .func __nv_expf` call; the pipeline succeeds
-// silently and ptxas fails with "Unresolved extern function '__nv_expf'". The
-// pipeline should pass the toolkit path itself (gpu-module-to-binary's toolkit= or
-// nvvm-attach-target's link files, from the CUDA found at configure time) or fail
-// with a diagnostic. When fixed, delete the XFAIL line.
+// libdevice (exp, tanh, erf, rsqrt, sqrt) is linked whatever the environment: the
+// pipeline passes the CUDA toolkit to gpu-module-to-binary (cuda-path option, else
+// $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, else /usr/local/cuda). A toolkit that does not
+// exist is an error, never PTX with unresolved calls.
 //
 // RUN: env -u CUDA_ROOT -u CUDA_HOME -u CUDA_PATH kopt-opt %s --kopt-to-ptx="output=%t.ptx" -o /dev/null
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
+// RUN: not kopt-opt %s --kopt-to-ptx="output=%t.bad.ptx cuda-path=%t.no-cuda" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOCUDA
+// RUN: not ls %t.bad.ptx
+// A folder that exists but holds no libdevice: caught in the emitted PTX.
+// RUN: rm -rf %t.empty-cuda && mkdir -p %t.empty-cuda
+// RUN: not kopt-opt %s --kopt-to-ptx="output=%t.bad2.ptx cuda-path=%t.empty-cuda" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOLIBDEVICE
+// RUN: not ls %t.bad2.ptx
 
 // CHECK-NOT: .extern .func
 // CHECK:     .visible .entry exp_0(
 // CHECK-NOT: call
+// NOCUDA: error: CUDA path: {{.*}}.no-cuda does not exist
+// NOLIBDEVICE: error: the PTX calls '__nv_expf', which is not defined: libdevice was not linked; is the CUDA toolkit at '{{.*}}.empty-cuda' (nvvm/libdevice/libdevice.10.bc)?
 func.func @f(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %0 = kopt.exp %x : tensor<1024xf32>
   return %0 : tensor<1024xf32>

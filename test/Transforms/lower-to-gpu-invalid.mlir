@@ -49,7 +49,7 @@ func.func @returns_twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // -----
 
 func.func @non_kopt_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'arith.constant' op is not supported by kopt (only kopt ops can be compiled; run kopt-fuse first)}}
+  // expected-error @+1 {{'arith.constant' op is not supported by kopt: a compiled function may hold kopt ops only}}
   %c = arith.constant dense<1.0> : tensor<4xf32>
   %0 = kopt.kernel "add_0" ins(%x, %c : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
@@ -63,7 +63,7 @@ func.func @non_kopt_op(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // A kopt op outside any kernel: kopt-fuse has not run.
 func.func @not_fused(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kopt.exp' op is not supported by kopt (only kopt ops can be compiled; run kopt-fuse first)}}
+  // expected-error @+1 {{'kopt.exp' op must be grouped into a kopt.kernel first (run kopt-fuse before kopt-lower-to-gpu)}}
   %0 = kopt.exp %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }

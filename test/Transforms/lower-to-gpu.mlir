@@ -263,17 +263,18 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // Matmul kernels: 64x64 block tiles, 256 threads, A and B staged in shared memory
 //===----------------------------------------------------------------------===//
 
-// grid = (ceil(N / 64), ceil(M / 64)) = (16, 2) for M = 100, N = 1000.
+// A 1-D grid of ceil(N / 64) * ceil(M / 64) = 16 * 2 = 32 tiles for M = 100, N = 1000.
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
 // CHECK-SAME:    workgroup(%[[SA:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK:         gpu.block_id x
-// CHECK:         gpu.block_id y
+// CHECK:         %[[TILE:.*]] = gpu.block_id x
+// CHECK:         arith.remui %[[TILE]], %c16
+// CHECK:         arith.divui %[[TILE]], %c16
 // K loop over 4096 / 16 = 256 tiles, 16 f32 accumulators per thread.
 // CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c256{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // Out-of-range elements are staged as zero.
