@@ -70,6 +70,13 @@ if [ $do_compile = 1 ]; then
   if ! ptxas=$(kopt_find_ptxas); then
     kopt_error $TAG "ptxas not found: run scripts/setup.sh to see how to get it"; exit 1
   fi
+  # kopt-opt links libdevice (__nv_expf, ...) from $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH,
+  # else /usr/local/cuda: when none is set, name the toolkit of this ptxas (which may
+  # have been found on PATH elsewhere), as test/lit.cfg.py does.
+  if [ -z "${CUDA_HOME:-}${CUDA_ROOT:-}${CUDA_PATH:-}" ]; then
+    CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$ptxas")")")
+    export CUDA_HOME
+  fi
 else
   shopt -s nullglob
   for m in "$out"/*.json; do
@@ -123,7 +130,7 @@ ks = r.get("kernels", [])
 ms = sum((k.get("time") or {}).get("median_ms", 0.0) for k in ks)
 bad = [k.get("name", "?") for k in ks
        if "error" in k or (k.get("check") is not None and not k["check"].get("passed", False))]
-print("%.3f ms" % ms if ks else "-", ",".join(bad))
+print("%.3f" % ms if ks else "-", ",".join(bad))
 PY
 }
 
@@ -164,11 +171,12 @@ for n in "${names[@]}"; do
   if [ -n "$run_note" ]; then c_run[$n]="skipped"; continue; fi
   [ -n "${c_kernels[$n]:-}" ] || c_kernels[$n]=$(manifest_info "$out/$n.json" | cut -d' ' -f1)
   status=0
+  rm -f "$out/$n.run.json"
   # shellcheck disable=SC2086  # KOPT_RUN_ARGS is split on spaces on purpose
   "$kopt_run" "$out/$n.json" -o "$out/$n.run.json" ${KOPT_RUN_ARGS:-} >"$out/$n.run.log" 2>&1 || status=$?
-  read -r ms bad < <(run_summary "$out/$n.run.json" || echo "- ")
+  read -r ms bad < <(run_summary "$out/$n.run.json" || echo "-")
   case $status in
-    0) c_run[$n]="pass, $ms" ;;
+    0) c_run[$n]="pass${ms:+, $ms ms}"; [ "$ms" != - ] || c_run[$n]=pass ;;
     1) c_run[$n]="FAIL${bad:+ ($bad)}"
        failures+=("$n: kopt-run: a check failed${bad:+ in $bad} (report: $out/$n.run.json)|$out/$n.run.log") ;;
     *) c_run[$n]="ERROR"
@@ -179,11 +187,18 @@ done
 # --- Report ------------------------------------------------------------------------------
 echo
 {
-  printf 'example\tcompile\tkernels\tPTX\tptxas\tregisters\tspill\tGPU run\n'
-  for n in "${names[@]}"; do
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "${c_compile[$n]:--}" "${c_kernels[$n]:--}" \
-      "${c_ptx[$n]:--}" "${c_ptxas[$n]:--}" "${c_regs[$n]:--}" "${c_spill[$n]:--}" "${c_run[$n]:--}"
-  done
+  if [ $do_compile = 1 ]; then
+    printf 'example\tcompile\tkernels\tPTX\tptxas\tregisters\tspill\tGPU run\n'
+    for n in "${names[@]}"; do
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "${c_compile[$n]:--}" "${c_kernels[$n]:--}" \
+        "${c_ptx[$n]:--}" "${c_ptxas[$n]:--}" "${c_regs[$n]:--}" "${c_spill[$n]:--}" "${c_run[$n]:--}"
+    done
+  else
+    printf 'example\tkernels\tGPU run\n'
+    for n in "${names[@]}"; do
+      printf '%s\t%s\t%s\n' "$n" "${c_kernels[$n]:--}" "${c_run[$n]:--}"
+    done
+  fi
 } | awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
                     if (NF > nf) nf = NF }
                   END { for (r = 1; r <= NR; r++) { line = ""
