@@ -84,6 +84,70 @@ SmallVector<linalg::GenericOp> kb::generics(KernelOp kernel) {
   return out;
 }
 
+int64_t kb::vectorWidth(TypeRange types, int64_t n) {
+  unsigned minBytes = 4;
+  for (Type t : types)
+    minBytes = std::min(minBytes, t.getIntOrFloatBitWidth() / 8);
+  int64_t v = 16 / std::max(1u, minBytes);
+  while (v > 1 && n % v != 0)
+    v /= 2;
+  return v;
+}
+
+LaneAccess kb::laneAccess(AffineMap map, unsigned lastDim) {
+  ArrayRef<AffineExpr> results = map.getResults();
+  auto usesLast = [&](AffineExpr e) { return e.isFunctionOfDim(lastDim); };
+  if (llvm::none_of(results, usesLast))
+    return LaneAccess::Uniform;
+  auto last = dyn_cast<AffineDimExpr>(results.back());
+  if (last && last.getPosition() == lastDim &&
+      llvm::none_of(results.drop_back(), usesLast))
+    return LaneAccess::Contiguous;
+  return LaneAccess::Other;
+}
+
+Value Lanes::lane(OpBuilder &b, Location loc, int64_t l) const {
+  if (!isVector)
+    return value;
+  return vector::ExtractOp::create(b, loc, value, l);
+}
+
+FailureOr<Lanes> kb::loadLanes(OpBuilder &b, Location loc, Value mem, AffineMap map,
+                               ValueRange dims, int64_t v) {
+  FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, map, dims);
+  if (failed(idx))
+    return failure();
+  Lanes lanes;
+  LaneAccess access = laneAccess(map, dims.size() - 1);
+  if (v == 1 || access == LaneAccess::Uniform) {
+    lanes.value = memref::LoadOp::create(b, loc, mem, *idx);
+    return lanes;
+  }
+  if (access != LaneAccess::Contiguous)
+    return failure();
+  Type elt = cast<MemRefType>(mem.getType()).getElementType();
+  auto type = VectorType::get({v}, elt);
+  int64_t bytes = v * elt.getIntOrFloatBitWidth() / 8;
+  lanes.value = vector::LoadOp::create(b, loc, type, mem, *idx, /*nontemporal=*/false,
+                                       llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+  lanes.isVector = true;
+  return lanes;
+}
+
+void kb::storeLanes(OpBuilder &b, Location loc, ValueRange values, Value mem,
+                    ValueRange indices) {
+  if (values.size() == 1) {
+    memref::StoreOp::create(b, loc, values.front(), mem, indices);
+    return;
+  }
+  Type elt = values.front().getType();
+  auto type = VectorType::get({static_cast<int64_t>(values.size())}, elt);
+  int64_t bytes = values.size() * elt.getIntOrFloatBitWidth() / 8;
+  Value vec = vector::FromElementsOp::create(b, loc, type, values);
+  vector::StoreOp::create(b, loc, vec, mem, indices, /*nontemporal=*/false,
+                          llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+}
+
 Value kb::fillValue(OpBuilder &b, Value init) {
   auto fill = init.getDefiningOp<linalg::FillOp>();
   if (!fill)

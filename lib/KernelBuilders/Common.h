@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -46,6 +47,37 @@ mlir::Value clonePayload(mlir::OpBuilder &b, mlir::linalg::GenericOp generic,
 
 /// The linalg.generic ops of the kernel body, in order.
 llvm::SmallVector<mlir::linalg::GenericOp> generics(KernelOp kernel);
+
+/// 16-byte accesses along the innermost loop dimension: V consecutive elements
+/// per access, V = 16 bytes / the smallest element size among `types`, halved
+/// until it divides `n` (the innermost extent); 1 when nothing larger fits.
+int64_t vectorWidth(mlir::TypeRange types, int64_t n);
+
+/// How an operand is read along the innermost loop dimension `lastDim`:
+/// contiguously (its map's last result is that dimension and no other result uses
+/// it), uniformly (no result uses it: one value for all lanes), or neither.
+enum class LaneAccess { Contiguous, Uniform, Other };
+LaneAccess laneAccess(mlir::AffineMap map, unsigned lastDim);
+
+/// V lanes of an operand: a vector<V x elt> (contiguous) or one scalar (uniform).
+struct Lanes {
+  mlir::Value value;
+  bool isVector = false;
+  /// Lane `l` as a scalar.
+  mlir::Value lane(mlir::OpBuilder &b, mlir::Location loc, int64_t l) const;
+};
+
+/// Reads V lanes of `mem` through `map` at loop indices `dims` (whose innermost
+/// index is the first lane's). V = 1 is a plain scalar load. Fails for
+/// LaneAccess::Other with V > 1, or a map that applyIndexingMap rejects.
+mlir::FailureOr<Lanes> loadLanes(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value mem, mlir::AffineMap map,
+                                 mlir::ValueRange dims, int64_t v);
+
+/// Stores `values` (V scalars) at `indices` of `mem`, as one vector store when
+/// V > 1.
+void storeLanes(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange values,
+                mlir::Value mem, mlir::ValueRange indices);
 
 /// The constant a linalg.fill wrote into `init`, cloned at `b`, or null.
 mlir::Value fillValue(mlir::OpBuilder &b, mlir::Value init);

@@ -7,7 +7,9 @@
 //   B. row-scalar maps over the leading dimensions (e.g. rsqrt(ss / n + eps));
 //   C. full maps writing the result row (e.g. x * rstd * w).
 // The kernel gives each row one block of T threads. A reduction runs its payload
-// in a strided loop per thread (thread t takes columns t, t+T, ...), combines the
+// in a strided loop per thread (thread t takes columns [tV, tV+V), then T*V
+// further on, ...; V columns per 16-byte access when the row length allows, else
+// V = 1), combines the
 // partials with the payload's combiner through a warp shuffle tree (xor 16..1),
 // then across warps through shared memory; every thread ends with the row value.
 // B payloads run redundantly in every thread; C loops like A and stores.
@@ -64,8 +66,10 @@ public:
   FailureOr<LaunchConfig> build();
 
 private:
-  FailureOr<Value> operandValue(linalg::GenericOp g, OpOperand *o, ValueRange dims);
-  FailureOr<SmallVector<Value>> inputValues(linalg::GenericOp g, ValueRange dims);
+  FailureOr<Lanes> operandLanes(linalg::GenericOp g, OpOperand *o, ValueRange dims,
+                                int64_t v);
+  FailureOr<SmallVector<Lanes>> inputLanes(linalg::GenericOp g, ValueRange dims,
+                                           int64_t v);
   Value warpReduce(Operation *comb, Value v);
   Value blockReduce(Operation *comb, Value v, Value identity);
   /// Thread 0 stores `v` at this row's position of `mem`.
@@ -83,15 +87,17 @@ private:
 
   SmallVector<int64_t> shape; // the full iteration domain [rows..., n]
   int64_t threads = kWarpSize;
+  int64_t vec = 1; // columns per access (16-byte accesses when possible)
   Value tid, lane, smem;
+  Value firstColumn; // tid * vec
   SmallVector<Value> rowIdx;              // this block's row, per leading dim
   DenseMap<Value, Value> scalars;         // row tensors -> this row's scalar
 };
 
 } // namespace
 
-FailureOr<Value> RowKernelBuilder::operandValue(linalg::GenericOp g, OpOperand *o,
-                                                ValueRange dims) {
+FailureOr<Lanes> RowKernelBuilder::operandLanes(linalg::GenericOp g, OpOperand *o,
+                                                ValueRange dims, int64_t v) {
   AffineMap map = g.getMatchingIndexingMap(o);
   if (Value s = scalars.lookup(o->get())) {
     // A row value: it must be read at this row.
@@ -101,29 +107,40 @@ FailureOr<Value> RowKernelBuilder::operandValue(linalg::GenericOp g, OpOperand *
       rowExprs.push_back(b.getAffineDimExpr(i));
     if (map != AffineMap::get(map.getNumDims(), 0, rowExprs, b.getContext()))
       return g.emitOpError("reads a row value with an unsupported indexing map");
-    return s;
+    return Lanes{s, false};
   }
   Value mem = io.memrefOf(o->get());
   if (!mem)
     return g.emitOpError("input #")
            << o->getOperandNumber()
            << " is neither a kernel argument nor a row value computed earlier";
-  FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, map, dims);
-  if (failed(idx))
+  FailureOr<Lanes> lanes = loadLanes(b, loc, mem, map, dims, v);
+  if (failed(lanes))
     return g.emitOpError("unsupported indexing map for input #")
            << o->getOperandNumber();
-  return memref::LoadOp::create(b, loc, mem, *idx).getResult();
+  return *lanes;
 }
 
-FailureOr<SmallVector<Value>> RowKernelBuilder::inputValues(linalg::GenericOp g,
-                                                            ValueRange dims) {
-  SmallVector<Value> args;
+FailureOr<SmallVector<Lanes>> RowKernelBuilder::inputLanes(linalg::GenericOp g,
+                                                           ValueRange dims, int64_t v) {
+  SmallVector<Lanes> args;
   for (OpOperand *o : g.getDpsInputOperands()) {
-    FailureOr<Value> v = operandValue(g, o, dims);
-    if (failed(v))
+    FailureOr<Lanes> l = operandLanes(g, o, dims, v);
+    if (failed(l))
       return failure();
-    args.push_back(*v);
+    args.push_back(*l);
   }
+  return args;
+}
+
+/// The payload's arguments for lane `l`, then `last` (the accumulator or the
+/// unused output).
+static SmallVector<Value> laneArgs(OpBuilder &b, Location loc, ArrayRef<Lanes> in,
+                                   int64_t l, Value last) {
+  SmallVector<Value> args;
+  for (const Lanes &x : in)
+    args.push_back(x.lane(b, loc, l));
+  args.push_back(last);
   return args;
 }
 
@@ -185,18 +202,20 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
     return g.emitOpError("reduction accumulator must be initialised by a "
                          "linalg.fill of a constant");
   int64_t n = shape.back();
-  auto loop = scf::ForOp::create(b, loc, tid, indexConst(b, loc, n),
-                                 indexConst(b, loc, threads), ValueRange{init});
+  auto loop = scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, n),
+                                 indexConst(b, loc, threads * vec), ValueRange{init});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> dims(rowIdx);
     dims.push_back(loop.getInductionVar());
-    FailureOr<SmallVector<Value>> args = inputValues(g, dims);
-    if (failed(args))
+    FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, dims, vec);
+    if (failed(lanes))
       return failure();
-    args->push_back(loop.getRegionIterArg(0));
-    scf::YieldOp::create(b, loc, clonePayload(b, g, *args));
+    Value acc = loop.getRegionIterArg(0);
+    for (int64_t l = 0; l < vec; ++l)
+      acc = clonePayload(b, g, laneArgs(b, loc, *lanes, l, acc));
+    scf::YieldOp::create(b, loc, acc);
   }
   Value row = blockReduce(comb, loop.getResult(0), init);
   scalars[g.getResult(0)] = row;
@@ -208,12 +227,14 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
 LogicalResult RowKernelBuilder::buildRowMap(linalg::GenericOp g) {
   if (!g.getBody()->getArguments().back().use_empty())
     return g.emitOpError("row-scalar payloads must not read their output");
-  FailureOr<SmallVector<Value>> args = inputValues(g, rowIdx);
-  if (failed(args))
+  FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, rowIdx, /*v=*/1);
+  if (failed(lanes))
     return failure();
   Type outType = g.getBody()->getArguments().back().getType();
-  args->push_back(arith::ConstantOp::create(b, loc, b.getZeroAttr(outType)));
-  Value v = clonePayload(b, g, *args);
+  Value v = clonePayload(
+      b, g,
+      laneArgs(b, loc, *lanes, 0,
+               arith::ConstantOp::create(b, loc, b.getZeroAttr(outType))));
   scalars[g.getResult(0)] = v;
   if (Value mem = io.memrefOf(g.getResult(0)))
     storeRowScalar(v, mem);
@@ -228,18 +249,21 @@ LogicalResult RowKernelBuilder::buildFullMap(linalg::GenericOp g) {
     return g.emitOpError("full-row maps need an identity output map");
   if (!g.getBody()->getArguments().back().use_empty())
     return g.emitOpError("full-row payloads must not read their output");
-  auto loop = scf::ForOp::create(b, loc, tid, indexConst(b, loc, shape.back()),
-                                 indexConst(b, loc, threads));
+  auto loop = scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, shape.back()),
+                                 indexConst(b, loc, threads * vec));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   SmallVector<Value> dims(rowIdx);
   dims.push_back(loop.getInductionVar());
-  FailureOr<SmallVector<Value>> args = inputValues(g, dims);
-  if (failed(args))
+  FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, dims, vec);
+  if (failed(lanes))
     return failure();
   Type outType = g.getBody()->getArguments().back().getType();
-  args->push_back(arith::ConstantOp::create(b, loc, b.getZeroAttr(outType)));
-  memref::StoreOp::create(b, loc, clonePayload(b, g, *args), out, dims);
+  Value unusedOut = arith::ConstantOp::create(b, loc, b.getZeroAttr(outType));
+  SmallVector<Value> results;
+  for (int64_t l = 0; l < vec; ++l)
+    results.push_back(clonePayload(b, g, laneArgs(b, loc, *lanes, l, unusedOut)));
+  storeLanes(b, loc, results, out, dims);
   return success();
 }
 
@@ -255,6 +279,25 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
   ArrayRef<int64_t> rowShape = ArrayRef<int64_t>(shape).drop_back();
   threads = threadsPerRow(shape.back());
 
+  // 16-byte accesses along the row when every memref read or written over the
+  // full domain is contiguous (or uniform) along it.
+  SmallVector<Type> types;
+  bool vectorizable = true;
+  for (linalg::GenericOp g : gs) {
+    if (g.getNumLoops() != rank)
+      continue;
+    for (OpOperand &o : g->getOpOperands()) {
+      Value v = g.isDpsInit(&o) ? g.getTiedOpResult(&o) : o.get();
+      Value mem = io.memrefOf(v);
+      if (!mem)
+        continue;
+      types.push_back(getElementTypeOrSelf(mem.getType()));
+      if (laneAccess(g.getMatchingIndexingMap(&o), rank - 1) == LaneAccess::Other)
+        vectorizable = false;
+    }
+  }
+  vec = vectorizable && !types.empty() ? vectorWidth(types, shape.back()) : 1;
+
   if (numElements(rowShape) > kMaxGridX)
     return kernel.emitOpError("has ")
            << numElements(rowShape) << " rows, more than a grid's " << kMaxGridX;
@@ -268,6 +311,9 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
   smem = func.addWorkgroupAttribution(smemType, loc);
   tid = threadIdX(b, loc);
   lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
+  firstColumn = vec == 1 ? tid
+                         : arith::MulIOp::create(b, loc, tid, indexConst(b, loc, vec))
+                               .getResult();
   rowIdx = delinearize(b, loc, blockIdX(b, loc), rowShape);
 
   for (linalg::GenericOp g : gs) {

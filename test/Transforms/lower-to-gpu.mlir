@@ -12,63 +12,96 @@
 // Elementwise kernels: grid-stride loop, 256 threads per block
 //===----------------------------------------------------------------------===//
 
+// An innermost extent of 7 allows no 16-byte accesses: one element per lane (V = 1).
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK:       func.func @elementwise(
-// CHECK-SAME:    %[[X:[^:]*]]: memref<4x8xf32>, %[[C:[^:]*]]: memref<4x1xf32>, %[[OUT:[^:]*]]: memref<4x8xf32>)
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x7xf32>, %[[C:[^:]*]]: memref<4x1xf32>, %[[OUT:[^:]*]]: memref<4x7xf32>)
 // CHECK-SAME:    attributes {kopt.result_count = 1 : i64} {
 // CHECK-NOT:     memref.alloc
 // CHECK:         gpu.launch_func @kopt_kernels::@mul_0
 // CHECK-SAME:      blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      dynamic_shared_memory_size %c0_i32{{(_[0-9]+)?}}
-// CHECK-SAME:      args(%[[X]] : memref<4x8xf32>, %[[C]] : memref<4x1xf32>, %[[OUT]] : memref<4x8xf32>)
+// CHECK-SAME:      args(%[[X]] : memref<4x7xf32>, %[[C]] : memref<4x1xf32>, %[[OUT]] : memref<4x7xf32>)
 // CHECK-SAME:      {kopt.class = "elementwise", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
 // CHECK-NEXT:  }
 // CHECK:       gpu.module @kopt_kernels {
-// CHECK-NEXT:    gpu.func @mul_0(%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4x1xf32>, %[[O:.*]]: memref<4x8xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+// CHECK-NEXT:    gpu.func @mul_0(%[[A:.*]]: memref<4x7xf32>, %[[B:.*]]: memref<4x1xf32>, %[[O:.*]]: memref<4x7xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
 // CHECK-NEXT:      %[[TID:.*]] = gpu.thread_id x
 // CHECK-NEXT:      %[[BID:.*]] = gpu.block_id x
 // CHECK-NEXT:      %[[C256:.*]] = arith.constant 256 : index
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[BID]], %[[C256]] : index
 // CHECK-NEXT:      %[[START:.*]] = arith.addi %[[BASE]], %[[TID]] : index
 // CHECK-NEXT:      %[[STEP:.*]] = arith.constant 256 : index
-// CHECK-NEXT:      %[[TOTAL:.*]] = arith.constant 32 : index
+// CHECK-NEXT:      %[[TOTAL:.*]] = arith.constant 28 : index
 // CHECK-NEXT:      scf.for %[[I:.*]] = %[[START]] to %[[TOTAL]] step %[[STEP]] {
-// CHECK-NEXT:        %[[C8:.*]] = arith.constant 8 : index
-// CHECK-NEXT:        %[[J:.*]] = arith.remui %[[I]], %[[C8]] : index
-// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[I]], %[[C8]] : index
-// CHECK-NEXT:        %[[VA:.*]] = memref.load %[[A]][%[[R]], %[[J]]] : memref<4x8xf32>
+// CHECK-NEXT:        %[[C7:.*]] = arith.constant 7 : index
+// CHECK-NEXT:        %[[J:.*]] = arith.remui %[[I]], %[[C7]] : index
+// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[I]], %[[C7]] : index
+// CHECK-NEXT:        %[[VA:.*]] = memref.load %[[A]][%[[R]], %[[J]]] : memref<4x7xf32>
 // The size-1 dimension of the broadcast operand is read at index 0.
 // CHECK-NEXT:        %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:        %[[VB:.*]] = memref.load %[[B]][%[[R]], %[[C0]]] : memref<4x1xf32>
+// CHECK-NEXT:        arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[VA]], %[[VB]] : f32
-// CHECK-NEXT:        memref.store %[[P]], %[[O]][%[[R]], %[[J]]] : memref<4x8xf32>
+// CHECK-NEXT:        memref.store %[[P]], %[[O]][%[[R]], %[[J]]] : memref<4x7xf32>
 // CHECK-NEXT:      }
 // CHECK-NEXT:      gpu.return
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
-func.func @elementwise(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
+func.func @elementwise(%x: tensor<4x7xf32>, %c: tensor<4x1xf32>) -> tensor<4x7xf32> {
+  %0 = kopt.mul %x, %c : tensor<4x7xf32>, tensor<4x1xf32> -> tensor<4x7xf32>
+  return %0 : tensor<4x7xf32>
+}
+
+// -----
+
+// An innermost extent of 8 f32: 16-byte accesses, V = 4 lanes per thread. The
+// broadcast operand is the same for the 4 lanes: one scalar load.
+// CHECK-LABEL: func.func @elementwise_vector(
+// CHECK:       gpu.func @mul_0(%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4x1xf32>, %[[O:.*]]: memref<4x8xf32>)
+// CHECK:         %[[GROUPS:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    scf.for %[[I:.*]] = %{{.*}} to %[[GROUPS]] step %{{.*}} {
+// CHECK-NEXT:      %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[LIN:.*]] = arith.muli %[[I]], %[[C4]] : index
+// CHECK-NEXT:      %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[LIN]], %[[C8]] : index
+// CHECK-NEXT:      %[[R:.*]] = arith.divui %[[LIN]], %[[C8]] : index
+// CHECK-NEXT:      %[[VA:.*]] = vector.load %[[A]][%[[R]], %[[J]]] {alignment = 16 : i64} : memref<4x8xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[VB:.*]] = memref.load %[[B]][%[[R]], %[[C0]]] : memref<4x1xf32>
+// CHECK-NEXT:      arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[E0:.*]] = vector.extract %[[VA]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:      %[[P0:.*]] = arith.mulf %[[E0]], %[[VB]] : f32
+// CHECK-COUNT-3:   arith.mulf %{{.*}}, %[[VB]] : f32
+// CHECK:           %[[VEC:.*]] = vector.from_elements %[[P0]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT:      vector.store %[[VEC]], %[[O]][%[[R]], %[[J]]] {alignment = 16 : i64} : memref<4x8xf32>, vector<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.return
+func.func @elementwise_vector(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
   %0 = kopt.mul %x, %c : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 
 // -----
 
-// A large tensor: the grid is capped at 8 blocks per SM of an H200 (132 * 8 = 1056)
-// and the loop steps by the whole grid (1056 * 256 = 270336).
+// A large tensor: 8 bf16 lanes per thread (16 bytes), 29360128 / 8 = 3670016 groups;
+// the grid is capped at 8 blocks per SM of an H200 (132 * 8 = 1056) and the loop
+// steps by the whole grid (1056 * 256 = 270336).
 // CHECK-LABEL: func.func @elementwise_large(
 // CHECK:         gpu.launch_func @kopt_kernels::@silu_0
 // CHECK-SAME:      blocks in (%c1056{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @silu_0(%{{.*}}: memref<2048x14336xbf16>, %{{.*}}: memref<2048x14336xbf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK:         %[[STEP:.*]] = arith.constant 270336 : index
-// CHECK-NEXT:    %[[TOTAL:.*]] = arith.constant 29360128 : index
+// CHECK-NEXT:    %[[TOTAL:.*]] = arith.constant 3670016 : index
 // CHECK-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[TOTAL]] step %[[STEP]] {
-// CHECK:           arith.extf %{{.*}} : bf16 to f32
-// CHECK:           math.exp
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           vector.load %{{.*}} {alignment = 16 : i64} : memref<2048x14336xbf16>, vector<8xbf16>
+// CHECK-COUNT-8:   math.exp
+// CHECK:           vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK-NEXT:      vector.store
 func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xbf16> {
   %0 = kopt.silu %x : tensor<2048x14336xbf16>
   return %0 : tensor<2048x14336xbf16>
@@ -93,13 +126,20 @@ func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xb
 // CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
 // CHECK:         %[[TID:.*]] = gpu.thread_id x
+// 16-byte accesses: 4 f32 columns per thread per step, thread t starts at column
+// 4t and steps by 4 * 1024.
+// CHECK:         %[[FIRST:.*]] = arith.muli %[[TID]], %c4{{(_[0-9]+)?}} : index
 // CHECK:         %[[ROW:.*]] = gpu.block_id x
-// Reduction 1: the row max, each thread over columns tid, tid + 1024, ...
+// Reduction 1: the row max, each thread over columns [4t, 4t + 4), then 4096 on, ...
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         %[[PMAX:.*]] = scf.for %[[J:.*]] = %[[TID]] to %c128256{{(_[0-9]+)?}} step %c1024{{(_[0-9]+)?}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
-// CHECK-NEXT:      %[[V:.*]] = memref.load %[[IN]][%[[ROW]], %[[J]]] : memref<64x128256xf32>
-// CHECK-NEXT:      %[[M:.*]] = arith.maximumf %[[V]], %[[ACC]] : f32
-// CHECK-NEXT:      scf.yield %[[M]] : f32
+// CHECK:         %[[PMAX:.*]] = scf.for %[[J:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
+// CHECK-NEXT:      %[[V:.*]] = vector.load %[[IN]][%[[ROW]], %[[J]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[V0:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:      %[[M0:.*]] = arith.maximumf %[[V0]], %[[ACC]] : f32
+// CHECK-NEXT:      %[[V1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
+// CHECK-NEXT:      %[[M1:.*]] = arith.maximumf %[[V1]], %[[M0]] : f32
+// CHECK-COUNT-2:   arith.maximumf
+// CHECK-NEXT:      scf.yield %{{.*}} : f32
 // CHECK-NEXT:    }
 // The warp's shuffle tree (xor 16, 8, 4, 2, 1 over 32 lanes) ...
 // CHECK:         %[[S16:.*]], %{{.*}} = gpu.shuffle xor %[[PMAX]], %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
@@ -124,7 +164,7 @@ func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xb
 // CHECK-NEXT:    %[[RMAX:.*]] = arith.maximumf %[[T2]], %[[T1]] : f32
 // CHECK-NEXT:    gpu.barrier
 // Reduction 2: the sum of exp(x - max), with the same tree.
-// CHECK:         scf.for %{{.*}} = %[[TID]] to %c128256{{(_[0-9]+)?}} step %c1024{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:         scf.for %{{.*}} = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
 // CHECK:           arith.subf %{{.*}}, %[[RMAX]] : f32
 // CHECK-NEXT:      math.exp
 // CHECK-NEXT:      arith.addf
@@ -132,12 +172,11 @@ func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xb
 // CHECK:         gpu.barrier
 // CHECK:         gpu.barrier
 // The output loop: exp(x - max) / sum, stored.
-// CHECK:         scf.for %[[J2:.*]] = %[[TID]] to %c128256{{(_[0-9]+)?}} step %c1024{{(_[0-9]+)?}} {
-// CHECK-NEXT:      memref.load %[[IN]][%[[ROW]], %[[J2]]]
-// CHECK:           arith.subf
-// CHECK-NEXT:      math.exp
-// CHECK-NEXT:      arith.divf
-// CHECK-NEXT:      memref.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] : memref<64x128256xf32>
+// CHECK:         scf.for %[[J2:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} {
+// CHECK-NEXT:      vector.load %[[IN]][%[[ROW]], %[[J2]]]
+// CHECK-COUNT-4:   arith.divf
+// CHECK:           vector.from_elements
+// CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    gpu.return
 func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
@@ -167,12 +206,13 @@ func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
 // CHECK-NEXT:    %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
 // CHECK-NEXT:    %[[MSE:.*]] = arith.addf %[[MS]], %[[EPS]] : f32
 // CHECK-NEXT:    %[[RSTD:.*]] = math.rsqrt %[[MSE]] : f32
-// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c4096{{(_[0-9]+)?}} step %c512{{(_[0-9]+)?}} {
-// CHECK-NEXT:      %[[XV:.*]] = memref.load %[[X]][%{{.*}}, %[[J]]] : memref<16x4096xbf16>
-// CHECK-NEXT:      %[[WV:.*]] = memref.load %[[W]][%[[J]]] : memref<4096xbf16>
-// CHECK:           arith.mulf %{{.*}}, %[[RSTD]] : f32
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
-// CHECK-NEXT:      memref.store %{{.*}}, %[[O]][%{{.*}}, %[[J]]] : memref<16x4096xbf16>
+// 8 bf16 columns (16 bytes) per thread per step: 512 threads * 8 = 4096 per step.
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c4096{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} {
+// CHECK-NEXT:      %[[XV:.*]] = vector.load %[[X]][%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<16x4096xbf16>, vector<8xbf16>
+// CHECK-NEXT:      %[[WV:.*]] = vector.load %[[W]][%[[J]]] {alignment = 16 : i64} : memref<4096xbf16>, vector<8xbf16>
+// CHECK-COUNT-8:   arith.mulf %{{.*}}, %[[RSTD]] : f32
+// CHECK:           vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<16x4096xbf16>, vector<8xbf16>
 func.func @rmsnorm(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>) -> tensor<16x4096xbf16> {
   %0 = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
   return %0 : tensor<16x4096xbf16>
@@ -193,7 +233,7 @@ func.func @rmsnorm(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>) -> tensor<16
 // CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
 // CHECK-NEXT:    %[[R1:.*]] = arith.remui %[[BID]], %[[C3]] : index
 // CHECK-NEXT:    %[[R0:.*]] = arith.divui %[[BID]], %[[C3]] : index
-// CHECK:         memref.load %[[X]][%[[R0]], %[[R1]], %{{.*}}] : memref<2x3x8xf32>
+// CHECK:         vector.load %[[X]][%[[R0]], %[[R1]], %{{.*}}] {alignment = 16 : i64} : memref<2x3x8xf32>, vector<4xf32>
 // CHECK:         gpu.shuffle xor
 // CHECK-NOT:     gpu.barrier
 // Thread 0 stores the row's value, divided by 8 for the mean.
@@ -248,9 +288,9 @@ func.func @reduce_rank1(%x: tensor<4096xf32>) -> tensor<bf16> {
 // CHECK-NOT:     gpu.shuffle
 // CHECK:         math.rsqrt
 // CHECK:         scf.for
-// CHECK:           memref.load %[[W]]
-// CHECK:           memref.load %[[B]]
-// CHECK:           memref.store
+// CHECK:           vector.load %[[W]]{{.*}} : memref<1600xf32>, vector<4xf32>
+// CHECK:           vector.load %[[B]]{{.*}} : memref<1600xf32>, vector<4xf32>
+// CHECK:           vector.store
 // CHECK:         gpu.return
 func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<1600xf32>) -> tensor<8x1600xf32> {
   %0 = kopt.layernorm %x weight(%w : tensor<1600xf32>) bias(%b : tensor<1600xf32>) eps = 1.0e-05 : tensor<8x1600xf32>
