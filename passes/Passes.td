@@ -40,6 +40,8 @@ def KoptLowerToGPU : Pass<"kopt-lower-to-gpu", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
                            "mlir::vector::VectorDialect",
+                           "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
+                           "mlir::LLVM::LLVMDialect",
                            "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect", "mlir::func::FuncDialect"];
 }

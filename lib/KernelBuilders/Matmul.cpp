@@ -1,175 +1,308 @@
-//===- Matmul.cpp - tiled SIMT kernels for contractions -------------------===//
+//===- Matmul.cpp - kernels for contractions -------------------------------===//
 //
 // The kernel body is fill(0) + a contraction generic C[m, n] += f(A[.., ..],
-// B[.., ..]) (+ an elementwise rounding generic). Fixed default schedule:
-//   - block tile BM x BN = 64 x 64, K step BK = 16, 256 threads (16 x 16);
-//   - thread (tx, ty) owns the 4 x 4 outputs (ty + 16 i, tx + 16 j): stores of a
-//     warp are coalesced and shared-memory reads are conflict-free (B) or
-//     broadcasts (A);
-//   - per K step the block stages A (BK x BM) and B (BK x BN) in shared memory in
-//     the input dtype, reading global memory along its contiguous dimension;
-//     out-of-range elements are loaded as zero, so every M, N, K is correct
-//     (the payload of a multiply-accumulate adds 0 for them);
-//   - the accumulators stay in registers (loop-carried values); the epilogue
-//     applies the rounding payload and stores inside the bounds.
-//   - a 1-D grid of ceil(M / 64) * ceil(N / 64) blocks, N tiles fastest.
-// This is the correctness baseline; tensor-core schedules (mma.sync, wgmma, TMA
-// pipelines) replace it for speed.
+// B[.., ..]) (+ an elementwise rounding generic). Two fixed default schedules:
+//
+// Tensor cores (f16 / bf16 operands, f32 accumulation): mma.sync m16n8k16.
+//   - block tile BM x BN = 128 x 128, K step BK = 32, 256 threads = 8 warps in a
+//     2 x 4 grid, each warp owning a 64 x 32 tile = 4 x 4 mma tiles of 16 x 8;
+//   - A and B are staged in shared memory as [BM][BK + 8] and [BN][BK + 8] (K
+//     contiguous; the 8-element pad spreads ldmatrix rows over the banks), with
+//     16-byte loads when the operand is contiguous along K and K is a multiple of
+//     8, element loads otherwise; out-of-range elements are staged as zero;
+//   - fragments come from ldmatrix (x4 for A, x2 for B), accumulators stay in
+//     registers; the epilogue applies the rounding payload and stores inside the
+//     bounds (the accumulator layout of mma.m16n8k16: lane l holds rows l/4 and
+//     l/4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile).
+//   mma.sync computes exactly the payload's acc + a * b in f32 (the contraction
+//   interface guarantees the payload is a multiply-accumulate); only the order of
+//   the additions differs.
+//
+// SIMT (f32 operands, and any other element type): FFMA.
+//   - block tile 64 x 64, K step 16, 256 threads (16 x 16), each owning the 4 x 4
+//     outputs (ty + 16 i, tx + 16 j): stores of a warp are coalesced and
+//     shared-memory reads are conflict-free (B) or broadcasts (A);
+//   - A and B staged as [BK][BM] and [BK][BN]; the payload is cloned per
+//     multiply-accumulate.
+//
+// Both use a 1-D grid over the output tiles, N tiles fastest, and load partial
+// tiles with zeros (the payload adds 0 for them) and mask the stores, so every
+// M, N, K is correct. Multi-stage pipelines (cp.async, TMA), wgmma and schedules
+// chosen per shape are issue #4's work.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 using namespace mlir;
 using namespace kopt;
 using namespace kopt::kb;
 
 namespace {
-constexpr int64_t kBM = 64, kBN = 64, kBK = 16;
-constexpr int64_t kTX = 16, kTY = 16; // threads per block: kTX * kTY
-constexpr int64_t kTM = kBM / kTY, kTN = kBN / kTX;
-constexpr int64_t kThreads = kTX * kTY;
-} // namespace
 
-/// Stages one operand tile into shared memory. The operand's logical tile has
-/// rows `outer` (m or n, size `tileOuter`) and the K step; `map` takes the
-/// contraction's loop dims (d0 = m, d1 = n, d2 = k) to the memref's indices.
-/// Threads walk the memref's contiguous dimension for coalesced loads.
-static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
-                               Value mem, AffineMap map, unsigned outerDim,
-                               int64_t tileOuter, Value outerBase, int64_t outerSize,
-                               Value kBase, int64_t kSize, Value tid, Value smem) {
-  // Contiguous along K when the map's last result is d2.
-  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-  bool kContiguous = last && last.getPosition() == 2;
-  Type elt = cast<MemRefType>(mem.getType()).getElementType();
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  int64_t tileElems = tileOuter * kBK;
-  for (int64_t r = 0; r < tileElems / kThreads; ++r) {
-    Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * kThreads));
-    Value outerOff, kOff;
-    if (kContiguous) {
-      outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, kBK));
-      kOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, kBK));
-    } else {
-      kOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, tileOuter));
-      outerOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, tileOuter));
-    }
-    Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
-    Value k = arith::AddIOp::create(b, loc, kBase, kOff);
-    Value inOuter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer,
-                                          indexConst(b, loc, outerSize));
-    Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
-                                      indexConst(b, loc, kSize));
-    Value inside = arith::AndIOp::create(b, loc, inOuter, inK);
-    SmallVector<Value> dims(3, indexConst(b, loc, 0));
-    dims[outerDim] = outer;
-    dims[2] = k;
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt}, inside, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, map, dims);
-      if (failed(idx))
-        return g.emitOpError("unsupported operand indexing map");
-      scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, mem, *idx).getResult());
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, zero);
-    }
-    memref::StoreOp::create(b, loc, ifOp.getResult(0), smem, ValueRange{kOff, outerOff});
-  }
-  return success();
-}
+/// What a matmul kernel computes, read off its linalg body.
+struct Contraction {
+  linalg::GenericOp mm, epilogue;
+  Value out, memA, memB;
+  int64_t M = 0, N = 0, K = 0;
+  AffineMap mapA, mapB;
+};
 
-FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func) {
+FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
+  Contraction c;
   SmallVector<linalg::GenericOp> gs = generics(kernel);
-  linalg::GenericOp mm = gs.front();
+  c.mm = gs.front();
+  linalg::GenericOp mm = c.mm;
   if (mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3)
     return mm.emitOpError("the first generic of a matmul kernel must be the "
                           "contraction");
-  linalg::GenericOp epilogue;
   if (gs.size() == 2)
-    epilogue = gs[1];
+    c.epilogue = gs[1];
   if (gs.size() > 2 ||
-      (epilogue && (epilogue.getNumDpsInputs() != 1 ||
-                    epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
-                    !llvm::all_of(epilogue.getIndexingMapsArray(),
-                                  [](AffineMap m) { return m.isIdentity(); }))))
+      (c.epilogue && (c.epilogue.getNumDpsInputs() != 1 ||
+                      c.epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
+                      !llvm::all_of(c.epilogue.getIndexingMapsArray(),
+                                    [](AffineMap m) { return m.isIdentity(); }))))
     return kernel.emitOpError("matmul kernels take one elementwise epilogue on the "
                               "contraction's result at most");
   AffineMap outMap = mm.getIndexingMapsArray().back();
   if (outMap != AffineMap::getMultiDimIdentityMap(3, mm.getContext()).getMajorSubMap(2))
     return mm.emitOpError("contraction output must be indexed (d0, d1)");
-
-  KernelIO io(kernel, func);
-  Location loc = mm.getLoc();
-  Value result = epilogue ? epilogue.getResult(0) : mm.getResult(0);
-  Value out = io.memrefOf(result);
-  Value memA = io.memrefOf(mm.getDpsInputOperand(0)->get());
-  Value memB = io.memrefOf(mm.getDpsInputOperand(1)->get());
-  if (!out || !memA || !memB)
+  Value result = c.epilogue ? c.epilogue.getResult(0) : mm.getResult(0);
+  c.out = io.memrefOf(result);
+  c.memA = io.memrefOf(mm.getDpsInputOperand(0)->get());
+  c.memB = io.memrefOf(mm.getDpsInputOperand(1)->get());
+  if (!c.out || !c.memA || !c.memB)
     return mm.emitOpError("matmul operands and result must be kernel arguments");
-  Value init = mm.getDpsInitOperand(0)->get();
   FloatAttr zeroAttr;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>())
-    if (auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
-      zeroAttr = dyn_cast<FloatAttr>(c.getValue());
+  if (auto fill = mm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+    if (auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
+      zeroAttr = dyn_cast<FloatAttr>(cst.getValue());
   if (!zeroAttr || !zeroAttr.getValue().isZero())
     return mm.emitOpError("contraction accumulator must start from a fill of 0");
-
   SmallVector<int64_t> loops = mm.getStaticLoopRanges();
-  int64_t M = loops[0], N = loops[1], K = loops[2];
-  AffineMap mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
-  AffineMap mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
+  c.M = loops[0];
+  c.N = loops[1];
+  c.K = loops[2];
+  c.mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
+  c.mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
+  return c;
+}
 
-  // A 1-D grid over the output tiles, N fastest: gridDim.x allows 2^31 - 1
-  // blocks where gridDim.y would stop at 65535 row tiles.
-  int64_t tilesN = llvm::divideCeil(N, kBN), tilesM = llvm::divideCeil(M, kBM);
+/// One operand's tile staging: the logical tile is `tileOuter` rows of m (A,
+/// outerDim 0) or n (B, outerDim 1) by `tileK` columns of k.
+struct StageSpec {
+  Value mem;
+  AffineMap map;
+  unsigned outerDim;
+  int64_t tileOuter, tileK;
+  int64_t outerSize, kSize;
+  Value smem;
+  /// Shared memory is [outer][k] (true) or [k][outer] (false).
+  bool smemOuterMajor;
+};
+
+bool kContiguous(AffineMap map) {
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return last && last.getPosition() == 2;
+}
+
+} // namespace
+
+/// Stages one operand tile into shared memory, threads walking the operand's
+/// contiguous dimension for coalesced loads. With `threads` threads; `tid` is the
+/// thread's index. When the operand is contiguous along k, k is a multiple of 8
+/// and shared memory is [outer][k], each thread moves 8 elements (16 bytes for
+/// 16-bit types) per access; a chunk is either wholly inside K or wholly outside.
+static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
+                               const StageSpec &s, Value outerBase, Value kBase,
+                               Value tid, int64_t threads) {
+  bool kCont = kContiguous(s.map);
+  Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
+  unsigned bits = elt.getIntOrFloatBitWidth();
+  int64_t tileElems = s.tileOuter * s.tileK;
+  Value cOuter = indexConst(b, loc, s.outerSize), cK = indexConst(b, loc, s.kSize);
+
+  auto inBounds = [&](Value outer, Value k) -> Value {
+    Value inOuter =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer, cOuter);
+    Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, cK);
+    return arith::AndIOp::create(b, loc, inOuter, inK);
+  };
+  auto globalIndices = [&](Value outer, Value k) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Value> dims(3, indexConst(b, loc, 0));
+    dims[s.outerDim] = outer;
+    dims[2] = k;
+    return applyIndexingMap(b, loc, s.map, dims);
+  };
+
+  constexpr int64_t kVec = 8;
+  bool vectorized = kCont && s.smemOuterMajor && bits == 16 && s.kSize % kVec == 0 &&
+                    s.tileK % kVec == 0 && (tileElems / kVec) % threads == 0;
+  if (vectorized) {
+    auto vecType = VectorType::get({kVec}, elt);
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
+    int64_t chunksPerRow = s.tileK / kVec;
+    for (int64_t r = 0; r < tileElems / kVec / threads; ++r) {
+      Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+      Value outerOff =
+          arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
+      Value kOff = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
+          indexConst(b, loc, kVec));
+      Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
+      Value k = arith::AddIOp::create(b, loc, kBase, kOff);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds(outer, k),
+                                    /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        FailureOr<SmallVector<Value>> idx = globalIndices(outer, k);
+        if (failed(idx))
+          return g.emitOpError("unsupported operand indexing map");
+        scf::YieldOp::create(b, loc,
+                             vector::LoadOp::create(b, loc, vecType, s.mem, *idx,
+                                                    /*nontemporal=*/false,
+                                                    llvm::MaybeAlign(16))
+                                 .getResult());
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, zero);
+      }
+      vector::StoreOp::create(b, loc, ifOp.getResult(0), s.smem,
+                              ValueRange{outerOff, kOff}, /*nontemporal=*/false,
+                              llvm::MaybeAlign(16));
+    }
+    return success();
+  }
+
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  for (int64_t r = 0; r < llvm::divideCeil(tileElems, threads); ++r) {
+    Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+    Value outerOff, kOff;
+    if (kCont) {
+      outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
+      kOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
+    } else {
+      kOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
+      outerOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
+    }
+    Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
+    Value k = arith::AddIOp::create(b, loc, kBase, kOff);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt}, inBounds(outer, k),
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      FailureOr<SmallVector<Value>> idx = globalIndices(outer, k);
+      if (failed(idx))
+        return g.emitOpError("unsupported operand indexing map");
+      scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, s.mem, *idx).getResult());
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, zero);
+    }
+    SmallVector<Value> smemIdx = s.smemOuterMajor ? SmallVector<Value>{outerOff, kOff}
+                                                  : SmallVector<Value>{kOff, outerOff};
+    memref::StoreOp::create(b, loc, ifOp.getResult(0), s.smem, smemIdx);
+  }
+  return success();
+}
+
+/// The 1-D tile grid (N tiles fastest) and this block's tile origin (m0, n0).
+static FailureOr<std::pair<Value, Value>>
+tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm, int64_t bn,
+           LaunchConfig &cfg) {
+  int64_t tilesN = llvm::divideCeil(c.N, bn), tilesM = llvm::divideCeil(c.M, bm);
   if (tilesN * tilesM > kMaxGridX)
-    return mm.emitOpError("needs ")
-           << tilesN * tilesM << " blocks of " << kBM << "x" << kBN
+    return linalg::GenericOp(c.mm).emitOpError("needs ")
+           << tilesN * tilesM << " blocks of " << bm << "x" << bn
            << ", more than a grid's " << kMaxGridX;
-  LaunchConfig cfg;
   cfg.grid = {tilesN * tilesM, 1, 1};
+  Value tile = blockIdX(b, loc);
+  Value n0 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
+      indexConst(b, loc, bn));
+  Value m0 = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
+      indexConst(b, loc, bm));
+  return std::make_pair(m0, n0);
+}
+
+/// Rounds (epilogue payload) and stores `v` at (m, n) when inside the bounds.
+static void storeResult(OpBuilder &b, Location loc, const Contraction &c, Value v,
+                        Value m, Value n) {
+  Value inM = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
+                                    indexConst(b, loc, c.M));
+  Value inN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
+                                    indexConst(b, loc, c.N));
+  auto ifOp = scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, inM, inN),
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Type outElt = cast<MemRefType>(c.out.getType()).getElementType();
+  if (c.epilogue)
+    v = clonePayload(b, c.epilogue,
+                     {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
+  memref::StoreOp::create(b, loc, v, c.out, ValueRange{m, n});
+}
+
+static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type elt) {
+  return MemRefType::get(
+      shape, elt, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+}
+
+//===----------------------------------------------------------------------===//
+// SIMT schedule
+//===----------------------------------------------------------------------===//
+
+namespace simt {
+constexpr int64_t kBM = 64, kBN = 64, kBK = 16;
+constexpr int64_t kTX = 16, kTY = 16; // threads per block: kTX * kTY
+constexpr int64_t kTM = kBM / kTY, kTN = kBN / kTX;
+constexpr int64_t kThreads = kTX * kTY;
+} // namespace simt
+
+static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp func) {
+  using namespace simt;
+  linalg::GenericOp mm = c.mm;
+  Location loc = mm.getLoc();
+  LaunchConfig cfg;
   cfg.block = {kThreads, 1, 1};
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
-  Attribute workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Type eltA = cast<MemRefType>(memA.getType()).getElementType();
-  Type eltB = cast<MemRefType>(memB.getType()).getElementType();
-  Value smemA = func.addWorkgroupAttribution(
-      MemRefType::get({kBK, kBM}, eltA, MemRefLayoutAttrInterface(), workgroup), loc);
-  Value smemB = func.addWorkgroupAttribution(
-      MemRefType::get({kBK, kBN}, eltB, MemRefLayoutAttrInterface(), workgroup), loc);
+  Type eltA = cast<MemRefType>(c.memA.getType()).getElementType();
+  Type eltB = cast<MemRefType>(c.memB.getType()).getElementType();
+  Value smemA = func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBM}, eltA), loc);
+  Value smemB = func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBN}, eltB), loc);
 
   Value tid = threadIdX(b, loc);
   Value tx = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
   Value ty = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
-  Value tile = blockIdX(b, loc);
-  Value n0 = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
-      indexConst(b, loc, kBN));
-  Value m0 = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
-      indexConst(b, loc, kBM));
+  FailureOr<std::pair<Value, Value>> origin = tileOrigin(b, loc, c, kBM, kBN, cfg);
+  if (failed(origin))
+    return failure();
+  auto [m0, n0] = *origin;
 
   Type accType = mm.getBody()->getArguments().back().getType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
   SmallVector<Value> accInit(kTM * kTN, zero);
-  int64_t numKTiles = llvm::divideCeil(K, kBK);
   auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                                  indexConst(b, loc, numKTiles),
+                                  indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
                                   indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value k0 = arith::MulIOp::create(b, loc, kLoop.getInductionVar(),
                                      indexConst(b, loc, kBK));
-    if (failed(stageTile(b, loc, mm, memA, mapA, /*outerDim=*/0, kBM, m0, M, k0, K,
-                         tid, smemA)) ||
-        failed(stageTile(b, loc, mm, memB, mapB, /*outerDim=*/1, kBN, n0, N, k0, K,
-                         tid, smemB)))
+    StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, smemA, false};
+    StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, smemB, false};
+    if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
+        failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
       return failure();
     gpu::BarrierOp::create(b, loc);
     auto inner = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
@@ -179,10 +312,10 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp 
       OpBuilder::InsertionGuard innerGuard(b);
       b.setInsertionPointToStart(inner.getBody());
       Value kk = inner.getInductionVar();
-      SmallVector<Value> a(kTM), bv(kTN);
+      SmallVector<Value> av(kTM), bv(kTN);
       for (int64_t i = 0; i < kTM; ++i) {
         Value row = arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY));
-        a[i] = memref::LoadOp::create(b, loc, smemA, ValueRange{kk, row});
+        av[i] = memref::LoadOp::create(b, loc, smemA, ValueRange{kk, row});
       }
       for (int64_t j = 0; j < kTN; ++j) {
         Value col = arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX));
@@ -192,35 +325,203 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp 
       for (int64_t i = 0; i < kTM; ++i)
         for (int64_t j = 0; j < kTN; ++j)
           next.push_back(clonePayload(
-              b, mm, {a[i], bv[j], inner.getRegionIterArgs()[i * kTN + j]}));
+              b, mm, {av[i], bv[j], inner.getRegionIterArgs()[i * kTN + j]}));
       scf::YieldOp::create(b, loc, next);
     }
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, inner.getResults());
   }
 
-  // Epilogue: round and store inside the bounds.
-  Value cM = indexConst(b, loc, M), cN = indexConst(b, loc, N);
-  Type outElt = cast<MemRefType>(out.getType()).getElementType();
   for (int64_t i = 0; i < kTM; ++i) {
     Value m = arith::AddIOp::create(
         b, loc, m0, arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY)));
-    Value inM = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m, cM);
     for (int64_t j = 0; j < kTN; ++j) {
       Value n = arith::AddIOp::create(
           b, loc, n0, arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX)));
-      Value inN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n, cN);
-      Value inside = arith::AndIOp::create(b, loc, inM, inN);
-      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value v = kLoop.getResult(i * kTN + j);
-      if (epilogue)
-        v = clonePayload(b, epilogue,
-                         {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
-      memref::StoreOp::create(b, loc, v, out, ValueRange{m, n});
+      storeResult(b, loc, c, kLoop.getResult(i * kTN + j), m, n);
     }
   }
   gpu::ReturnOp::create(b, loc);
   return cfg;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core schedule (mma.sync m16n8k16)
+//===----------------------------------------------------------------------===//
+
+namespace mma {
+constexpr int64_t kBM = 128, kBN = 128, kBK = 32, kPad = 8;
+constexpr int64_t kWarpsM = 2, kWarpsN = 4;
+constexpr int64_t kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN; // 64 x 32
+constexpr int64_t kMI = kWarpTileM / 16, kNI = kWarpTileN / 8;           // 4 x 4
+constexpr int64_t kThreads = 32 * kWarpsM * kWarpsN;
+} // namespace mma
+
+/// Whether the tensor-core schedule computes this contraction: f16 x f16 or
+/// bf16 x bf16 operands with an f32 accumulator.
+static bool usesTensorCores(const Contraction &c) {
+  Type eltA = cast<MemRefType>(c.memA.getType()).getElementType();
+  Type eltB = cast<MemRefType>(c.memB.getType()).getElementType();
+  Type acc = linalg::GenericOp(c.mm).getBody()->getArguments().back().getType();
+  return eltA == eltB && (eltA.isF16() || eltA.isBF16()) && acc.isF32();
+}
+
+/// One register of an ldmatrix fragment as mma.sync takes it: vector<2xf16> for
+/// f16, an i32 holding two bf16 for bf16.
+static Value fragmentRegister(OpBuilder &b, Location loc, Value frag, int64_t i) {
+  Value pair = vector::ExtractOp::create(b, loc, frag, i);
+  auto pairType = cast<VectorType>(pair.getType());
+  if (pairType.getElementType().isF16())
+    return pair;
+  Value packed = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, packed, 0);
+}
+
+static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp func) {
+  using namespace mma;
+  linalg::GenericOp mm = c.mm;
+  Location loc = mm.getLoc();
+  LaunchConfig cfg;
+  cfg.block = {kThreads, 1, 1};
+
+  OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+  Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
+  Value smemA =
+      func.addWorkgroupAttribution(workgroupBuffer(b, {kBM, kBK + kPad}, elt), loc);
+  Value smemB =
+      func.addWorkgroupAttribution(workgroupBuffer(b, {kBN, kBK + kPad}, elt), loc);
+  // 16-byte vector stores and ldmatrix rows need 16-byte aligned buffers (rows
+  // are (BK + 8) * 2 = 80 bytes, a multiple of 16).
+  for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i)
+    func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                     b.getI64IntegerAttr(16));
+
+  Value tid = threadIdX(b, loc);
+  Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value warp = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value warpM = arith::DivUIOp::create(b, loc, warp, indexConst(b, loc, kWarpsN));
+  Value warpN = arith::RemUIOp::create(b, loc, warp, indexConst(b, loc, kWarpsN));
+  Value warpRow = arith::MulIOp::create(b, loc, warpM, indexConst(b, loc, kWarpTileM));
+  Value warpCol = arith::MulIOp::create(b, loc, warpN, indexConst(b, loc, kWarpTileN));
+  FailureOr<std::pair<Value, Value>> origin = tileOrigin(b, loc, c, kBM, kBN, cfg);
+  if (failed(origin))
+    return failure();
+  auto [m0, n0] = *origin;
+
+  // ldmatrix row addresses: x4 for A (lane l: row l % 16, column 8 (l / 16)),
+  // x2 for B stored [n][k] (lane l: row l % 8, column 8 ((l / 8) % 2)).
+  Value aRow = arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 16));
+  Value aCol = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 16)),
+      indexConst(b, loc, 8));
+  Value bRow = arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 8));
+  Value bCol = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 8)),
+          indexConst(b, loc, 2)),
+      indexConst(b, loc, 8));
+
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  constexpr int64_t kAccs = kMI * kNI * 4;
+  SmallVector<Value> accInit(kAccs, zero);
+  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                                  indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
+                                  indexConst(b, loc, 1), accInit);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k0 = arith::MulIOp::create(b, loc, kLoop.getInductionVar(),
+                                     indexConst(b, loc, kBK));
+    StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, smemA, true};
+    StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, smemB, true};
+    if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
+        failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
+      return failure();
+    gpu::BarrierOp::create(b, loc);
+
+    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    auto f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    auto fragA = VectorType::get({4, 2}, elt);
+    auto fragB = VectorType::get({2, 2}, elt);
+    NVVM::MMATypes ptxType = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    for (int64_t ks = 0; ks < kBK / 16; ++ks) {
+      Value kOff = indexConst(b, loc, ks * 16);
+      SmallVector<Value> aFrag(kMI), bFrag(kNI);
+      for (int64_t mi = 0; mi < kMI; ++mi) {
+        Value row = arith::AddIOp::create(
+            b, loc, warpRow,
+            arith::AddIOp::create(b, loc, aRow, indexConst(b, loc, mi * 16)));
+        Value col = arith::AddIOp::create(b, loc, aCol, kOff);
+        aFrag[mi] = nvgpu::LdMatrixOp::create(b, loc, fragA, smemA, ValueRange{row, col},
+                                              /*transpose=*/false, /*numTiles=*/4);
+      }
+      for (int64_t ni = 0; ni < kNI; ++ni) {
+        Value row = arith::AddIOp::create(
+            b, loc, warpCol,
+            arith::AddIOp::create(b, loc, bRow, indexConst(b, loc, ni * 8)));
+        Value col = arith::AddIOp::create(b, loc, bCol, kOff);
+        bFrag[ni] = nvgpu::LdMatrixOp::create(b, loc, fragB, smemB, ValueRange{row, col},
+                                              /*transpose=*/false, /*numTiles=*/2);
+      }
+      for (int64_t mi = 0; mi < kMI; ++mi) {
+        SmallVector<Value> aRegs;
+        for (int64_t r = 0; r < 4; ++r)
+          aRegs.push_back(fragmentRegister(b, loc, aFrag[mi], r));
+        for (int64_t ni = 0; ni < kNI; ++ni) {
+          SmallVector<Value> bRegs = {fragmentRegister(b, loc, bFrag[ni], 0),
+                                      fragmentRegister(b, loc, bFrag[ni], 1)};
+          int64_t base = (mi * kNI + ni) * 4;
+          SmallVector<Value> cRegs(acc.begin() + base, acc.begin() + base + 4);
+          Value d = NVVM::MmaOp::create(
+              b, loc, resultType, aRegs, bRegs, cRegs,
+              /*shape=*/ArrayRef<int64_t>{16, 8, 16},
+              /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+              /*multiplicandPtxTypes=*/
+              std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+              /*multiplicandLayouts=*/
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t r = 0; r < 4; ++r)
+            acc[base + r] = LLVM::ExtractValueOp::create(b, loc, d, r);
+        }
+      }
+    }
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+  }
+
+  // Epilogue: lane l holds rows l/4 (+ 8) and columns 2 (l % 4) (+ 1) of each
+  // 16 x 8 accumulator tile.
+  Value groupRow = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4));
+  Value groupCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
+      indexConst(b, loc, 2));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, m0, warpRow), groupRow);
+  Value colBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
+  for (int64_t mi = 0; mi < kMI; ++mi)
+    for (int64_t ni = 0; ni < kNI; ++ni)
+      for (int64_t r = 0; r < 4; ++r) {
+        Value m = arith::AddIOp::create(
+            b, loc, rowBase, indexConst(b, loc, mi * 16 + (r / 2) * 8));
+        Value n = arith::AddIOp::create(b, loc, colBase,
+                                        indexConst(b, loc, ni * 8 + (r % 2)));
+        storeResult(b, loc, c, kLoop.getResult((mi * kNI + ni) * 4 + r), m, n);
+      }
+  gpu::ReturnOp::create(b, loc);
+  return cfg;
+}
+
+FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func) {
+  KernelIO io(kernel, func);
+  FailureOr<Contraction> c = analyze(kernel, io);
+  if (failed(c))
+    return failure();
+  if (usesTensorCores(*c))
+    return buildMma(*c, func);
+  return buildSimt(*c, func);
 }

@@ -46,7 +46,7 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opt
   // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md).
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
-  os << "gpu.module(convert-scf-to-cf,expand-strided-metadata,"
+  os << "gpu.module(convert-scf-to-cf,expand-strided-metadata,convert-nvgpu-to-nvvm,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
         "convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts),"
      << "nvvm-attach-target{chip=" << opts.chip << " features=" << opts.features

@@ -66,9 +66,13 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
 // PTX-NEXT:  )
 // PTX-NEXT:  .maxntid 256, 1, 1
-// PTX-DAG:     .shared .align 2 .b8 __wg_matmul_0_0[2048];
-// PTX-DAG:     .shared .align 2 .b8 __wg_matmul_0_1[2048];
+// The tensor-core schedule: two 16-byte aligned [128][40] bf16 tiles, ldmatrix,
+// mma.sync.
+// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_0[10240];
+// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_1[10240];
 // PTX:         bar.sync 0;
+// PTX:         ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX:         mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX:         cvt.rn.bf16.f32
 // PTX-LABEL: .visible .entry silu_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_0,
@@ -179,7 +183,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[16,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[8,1,1] block=[256,1,1] smem=0
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]

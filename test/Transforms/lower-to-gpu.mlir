@@ -303,45 +303,48 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // Matmul kernels: 64x64 block tiles, 256 threads, A and B staged in shared memory
 //===----------------------------------------------------------------------===//
 
-// A 1-D grid of ceil(N / 64) * ceil(M / 64) = 16 * 2 = 32 tiles for M = 100, N = 1000.
+// bf16 operands: the tensor-core schedule (mma.sync m16n8k16). A 1-D grid of
+// ceil(N / 128) * ceil(M / 128) = 8 * 1 tiles for M = 100, N = 1000.
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// A and B staged K-contiguous with 8 elements of padding per row.
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
-// CHECK-SAME:    workgroup(%[[SA:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    workgroup(%[[SA:.*]] : memref<128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SB:.*]] : memref<128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK:         %[[TILE:.*]] = gpu.block_id x
-// CHECK:         arith.remui %[[TILE]], %c16
-// CHECK:         arith.divui %[[TILE]], %c16
-// K loop over 4096 / 16 = 256 tiles, 16 f32 accumulators per thread.
-// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c256{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-// Out-of-range elements are staged as zero.
-// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : bf16
-// CHECK:           scf.if %{{.*}} -> (bf16) {
-// CHECK-NEXT:        memref.load %[[A]]
-// CHECK-NEXT:        scf.yield
-// CHECK-NEXT:      } else {
-// CHECK-NEXT:        scf.yield %[[Z]] : bf16
+// CHECK:         arith.remui %[[TILE]], %c8
+// CHECK:         arith.divui %[[TILE]], %c8
+// K loop over 4096 / 32 = 128 tiles, 4 x 4 mma tiles of 4 f32 accumulators per lane.
+// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c128{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> ([[F32X64:(f32, ){63}f32]]) {
+// Both operands are contiguous along K and K % 8 == 0: 16-byte loads, zero
+// vectors outside the bounds.
+// CHECK:           scf.if %{{.*}} -> (vector<8xbf16>) {
+// CHECK-NEXT:        arith.constant 0 : index
+// CHECK-NEXT:        vector.load %[[A]]{{.*}} {alignment = 16 : i64} : memref<100x4096xbf16>, vector<8xbf16>
+// CHECK:           } else {
+// CHECK-NEXT:        scf.yield %{{.*}} : vector<8xbf16>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      memref.store %{{.*}}, %[[SA]]
-// CHECK:           memref.load %[[B]]
-// CHECK:           memref.store %{{.*}}, %[[SB]]
+// CHECK-NEXT:      vector.store %{{.*}}, %[[SA]]
+// CHECK:           vector.load %[[B]]
+// CHECK:           vector.store %{{.*}}, %[[SB]]
 // CHECK:           gpu.barrier
-// CHECK:           scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c16{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}}
-// CHECK:             memref.load %[[SA]]
-// CHECK:             memref.load %[[SB]]
-// CHECK:             arith.extf %{{.*}} : bf16 to f32
-// CHECK:             arith.mulf
-// CHECK-NEXT:        arith.addf
+// CHECK:           nvgpu.ldmatrix %[[SA]]{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK:           nvgpu.ldmatrix %[[SB]]{{.*}} {numTiles = 2 : i32, transpose = false} : memref<128x40xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+// CHECK:           vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK:           nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// 16 mma per 16-wide K step, two K steps per tile.
+// CHECK-COUNT-31:  nvvm.mma.sync
+// CHECK-NOT:       nvvm.mma.sync
 // CHECK:           gpu.barrier
 // CHECK-NEXT:      scf.yield
-// Epilogue: round to bf16 and store inside the bounds.
+// Epilogue: round to bf16 and store inside the bounds, 64 values per lane.
 // CHECK:         scf.if
 // CHECK:           arith.truncf %{{.*}} : f32 to bf16
 // CHECK-NEXT:      memref.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<100x1000xbf16>
-// CHECK-COUNT-15:  arith.truncf
+// CHECK-COUNT-63:  arith.truncf
 // CHECK-NOT:     arith.truncf
 // CHECK:         gpu.return
 func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tensor<100x1000xbf16> {
