@@ -7,9 +7,12 @@
 //   - block tile BM x BN = 128 x 128, K step BK = 32, 256 threads = 8 warps in a
 //     2 x 4 grid, each warp owning a 64 x 32 tile = 4 x 4 mma tiles of 16 x 8;
 //   - A and B are staged in shared memory as [BM][BK + 8] and [BN][BK + 8] (K
-//     contiguous; the 8-element pad spreads ldmatrix rows over the banks), with
-//     16-byte loads when the operand is contiguous along K and K is a multiple of
-//     8, element loads otherwise; out-of-range elements are staged as zero;
+//     contiguous; the 8-element pad spreads ldmatrix rows over the banks). When
+//     both operands are contiguous along K and K is a multiple of 8, two stages
+//     are filled by 16-byte cp.async copies (zero-filled outside the bounds),
+//     the copy of tile k + 1 overlapping the mma.sync of tile k; otherwise one
+//     stage is filled synchronously (16-byte or element loads); out-of-range
+//     elements are staged as zero;
 //   - fragments come from ldmatrix (x4 for A, x2 for B), accumulators stay in
 //     registers; the epilogue applies the rounding payload and stores inside the
 //     bounds (the accumulator layout of mma.m16n8k16: lane l holds rows l/4 and
@@ -212,6 +215,56 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   return success();
 }
 
+/// Whether `s` can be staged with 16-byte asynchronous copies: 16-bit elements,
+/// contiguous along k, K a multiple of 8 (a chunk of 8 is wholly inside or outside
+/// K, and every chunk's address is 16-byte aligned).
+static bool asyncCopyable(const StageSpec &s, int64_t threads) {
+  Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
+  return kContiguous(s.map) && elt.getIntOrFloatBitWidth() == 16 && s.kSize % 8 == 0 &&
+         s.tileK % 8 == 0 && (s.tileOuter * s.tileK / 8) % threads == 0;
+}
+
+/// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of one
+/// operand tile into `stage` of s.smem ([stages][outer][k]); returns the tokens.
+static FailureOr<SmallVector<Value>> issueTileAsync(OpBuilder &b, Location loc,
+                                                    linalg::GenericOp g,
+                                                    const StageSpec &s, Value stage,
+                                                    Value outerBase, Value kBase,
+                                                    Value tid, int64_t threads) {
+  constexpr int64_t kVec = 8;
+  Value cOuter = indexConst(b, loc, s.outerSize), cK = indexConst(b, loc, s.kSize);
+  Value c0 = indexConst(b, loc, 0);
+  int64_t chunksPerRow = s.tileK / kVec;
+  SmallVector<Value> tokens;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t r = 0; r < s.tileOuter * s.tileK / kVec / threads; ++r) {
+    Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+    Value outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
+    Value kOff = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
+        indexConst(b, loc, kVec));
+    Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
+    Value k = arith::AddIOp::create(b, loc, kBase, kOff);
+    Value inside = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer, cOuter),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, cK));
+    // Outside the bounds: read nothing (source size 0 zero-fills the 16 bytes)
+    // from a valid address.
+    SmallVector<Value> dims(3, c0);
+    dims[s.outerDim] = arith::SelectOp::create(b, loc, inside, outer, c0);
+    dims[2] = arith::SelectOp::create(b, loc, inside, k, c0);
+    FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, s.map, dims);
+    if (failed(idx))
+      return g.emitOpError("unsupported operand indexing map");
+    Value srcElements = arith::SelectOp::create(b, loc, inside, indexConst(b, loc, kVec),
+                                                c0);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, s.smem, ValueRange{stage, outerOff, kOff}, s.mem, *idx,
+        b.getIndexAttr(kVec), srcElements, b.getUnitAttr()));
+  }
+  return tokens;
+}
+
 /// The 1-D tile grid (N tiles fastest) and this block's tile origin (m0, n0).
 static FailureOr<std::pair<Value, Value>>
 tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm, int64_t bn,
@@ -387,10 +440,20 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
-  Value smemA =
-      func.addWorkgroupAttribution(workgroupBuffer(b, {kBM, kBK + kPad}, elt), loc);
-  Value smemB =
-      func.addWorkgroupAttribution(workgroupBuffer(b, {kBN, kBK + kPad}, elt), loc);
+  // Two shared-memory stages filled by cp.async when both operands allow it:
+  // the copy of tile k + 1 overlaps the mma.sync of tile k.
+  StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true};
+  StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true};
+  bool pipelined = asyncCopyable(a, kThreads) && asyncCopyable(bs, kThreads);
+  SmallVector<int64_t> shapeA = {kBM, kBK + kPad}, shapeB = {kBN, kBK + kPad};
+  if (pipelined) {
+    shapeA.insert(shapeA.begin(), 2);
+    shapeB.insert(shapeB.begin(), 2);
+  }
+  Value smemA = func.addWorkgroupAttribution(workgroupBuffer(b, shapeA, elt), loc);
+  Value smemB = func.addWorkgroupAttribution(workgroupBuffer(b, shapeB, elt), loc);
+  a.smem = smemA;
+  bs.smem = smemB;
   // 16-byte vector stores and ldmatrix rows need 16-byte aligned buffers (rows
   // are (BK + 8) * 2 = 80 bytes, a multiple of 16).
   for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i)
@@ -426,19 +489,46 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   constexpr int64_t kAccs = kMI * kNI * 4;
   SmallVector<Value> accInit(kAccs, zero);
+  auto issueGroup = [&](Value kTile) -> FailureOr<Value> {
+    Value stage = arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, 2));
+    Value kBase = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
+    FailureOr<SmallVector<Value>> ta =
+        issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, kThreads);
+    FailureOr<SmallVector<Value>> tb =
+        issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, kThreads);
+    if (failed(ta) || failed(tb))
+      return failure();
+    SmallVector<Value> tokens(*ta);
+    tokens.append(tb->begin(), tb->end());
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+               b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
+        .getResult();
+  };
+  if (pipelined && failed(issueGroup(indexConst(b, loc, 0))))
+    return failure();
   auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
                                   indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
                                   indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value k0 = arith::MulIOp::create(b, loc, kLoop.getInductionVar(),
-                                     indexConst(b, loc, kBK));
-    StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, smemA, true};
-    StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, smemB, true};
-    if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
-        failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
-      return failure();
+    Value kt = kLoop.getInductionVar();
+    SmallVector<Value> stageIdx; // leading index of the stage being computed
+    if (pipelined) {
+      // Tile kt + 1 goes to the other stage (past the last tile the copies read
+      // nothing and zero-fill a stage nobody reads); then wait for tile kt.
+      FailureOr<Value> group = issueGroup(
+          arith::AddIOp::create(b, loc, kt, indexConst(b, loc, 1)));
+      if (failed(group))
+        return failure();
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, *group, b.getI32IntegerAttr(1));
+      stageIdx.push_back(arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, 2)));
+    } else {
+      Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
+      if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
+          failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
+        return failure();
+    }
     gpu::BarrierOp::create(b, loc);
 
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
@@ -455,7 +545,9 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
             b, loc, warpRow,
             arith::AddIOp::create(b, loc, aRow, indexConst(b, loc, mi * 16)));
         Value col = arith::AddIOp::create(b, loc, aCol, kOff);
-        aFrag[mi] = nvgpu::LdMatrixOp::create(b, loc, fragA, smemA, ValueRange{row, col},
+        SmallVector<Value> idx(stageIdx);
+        idx.append({row, col});
+        aFrag[mi] = nvgpu::LdMatrixOp::create(b, loc, fragA, smemA, idx,
                                               /*transpose=*/false, /*numTiles=*/4);
       }
       for (int64_t ni = 0; ni < kNI; ++ni) {
@@ -463,7 +555,9 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
             b, loc, warpCol,
             arith::AddIOp::create(b, loc, bRow, indexConst(b, loc, ni * 8)));
         Value col = arith::AddIOp::create(b, loc, bCol, kOff);
-        bFrag[ni] = nvgpu::LdMatrixOp::create(b, loc, fragB, smemB, ValueRange{row, col},
+        SmallVector<Value> idx(stageIdx);
+        idx.append({row, col});
+        bFrag[ni] = nvgpu::LdMatrixOp::create(b, loc, fragB, smemB, idx,
                                               /*transpose=*/false, /*numTiles=*/2);
       }
       for (int64_t mi = 0; mi < kMI; ++mi) {

@@ -66,10 +66,12 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
 // PTX-NEXT:  )
 // PTX-NEXT:  .maxntid 256, 1, 1
-// The tensor-core schedule: two 16-byte aligned [128][40] bf16 tiles, ldmatrix,
-// mma.sync.
-// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_0[10240];
-// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_1[10240];
+// The tensor-core schedule: two stages of 16-byte aligned [128][40] bf16 tiles
+// per operand filled by cp.async, ldmatrix, mma.sync.
+// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_0[20480];
+// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_1[20480];
+// PTX:         cp.async.cg.shared.global
+// PTX:         cp.async.wait_group 1;
 // PTX:         bar.sync 0;
 // PTX:         ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX:         mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

@@ -310,29 +310,27 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
-// A and B staged K-contiguous with 8 elements of padding per row.
+// A and B staged K-contiguous with 8 elements of padding per row, two stages each:
+// both operands are contiguous along K and K % 8 == 0, so cp.async fills them.
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
-// CHECK-SAME:    workgroup(%[[SA:.*]] : memref<128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SB:.*]] : memref<128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME:    workgroup(%[[SA:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SB:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK:         %[[TILE:.*]] = gpu.block_id x
 // CHECK:         arith.remui %[[TILE]], %c8
 // CHECK:         arith.divui %[[TILE]], %c8
+// Prologue: tile 0 into stage 0, 16-byte copies zero-filled outside the bounds.
+// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<2x128x40xbf16, #gpu.address_space<workgroup>>
+// CHECK:         nvgpu.device_async_copy %[[B]]
+// CHECK:         nvgpu.device_async_create_group
 // K loop over 4096 / 32 = 128 tiles, 4 x 4 mma tiles of 4 f32 accumulators per lane.
-// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c128{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> ([[F32X64:(f32, ){63}f32]]) {
-// Both operands are contiguous along K and K % 8 == 0: 16-byte loads, zero
-// vectors outside the bounds.
-// CHECK:           scf.if %{{.*}} -> (vector<8xbf16>) {
-// CHECK-NEXT:        arith.constant 0 : index
-// CHECK-NEXT:        vector.load %[[A]]{{.*}} {alignment = 16 : i64} : memref<100x4096xbf16>, vector<8xbf16>
-// CHECK:           } else {
-// CHECK-NEXT:        scf.yield %{{.*}} : vector<8xbf16>
-// CHECK-NEXT:      }
-// CHECK-NEXT:      vector.store %{{.*}}, %[[SA]]
-// CHECK:           vector.load %[[B]]
-// CHECK:           vector.store %{{.*}}, %[[SB]]
+// CHECK:         scf.for %[[KT:.*]] = %c0{{(_[0-9]+)?}} to %c128{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> ([[F32X64:(f32, ){63}f32]]) {
+// Tile kt + 1 into the other stage, then wait until only that group is pending.
+// CHECK:           nvgpu.device_async_copy %[[A]]
+// CHECK:           %[[G:.*]] = nvgpu.device_async_create_group
+// CHECK-NEXT:      nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
 // CHECK:           gpu.barrier
-// CHECK:           nvgpu.ldmatrix %[[SA]]{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
-// CHECK:           nvgpu.ldmatrix %[[SB]]{{.*}} {numTiles = 2 : i32, transpose = false} : memref<128x40xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+// CHECK:           nvgpu.ldmatrix %[[SA]]{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK:           nvgpu.ldmatrix %[[SB]]{{.*}} {numTiles = 2 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
 // CHECK:           vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:           nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // 16 mma per 16-wide K step, two K steps per tile.
@@ -350,6 +348,25 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tensor<100x1000xbf16> {
   %0 = kopt.matmul %x, %w {transpose_b} : tensor<100x4096xbf16>, tensor<1000x4096xbf16> -> tensor<100x1000xbf16>
   return %0 : tensor<100x1000xbf16>
+}
+
+// -----
+
+// f16 with K = 4093 (not a multiple of 8) and a transposed A: one shared-memory
+// stage, filled synchronously with element loads (zero outside the bounds).
+// CHECK-LABEL: func.func @matmul_sync_staging(
+// CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<4093x70xf16>, %[[B:.*]]: memref<4093x50xf16>, %{{.*}}: memref<70x50xf32>)
+// CHECK-SAME:    workgroup(%{{.*}} : memref<128x40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<128x40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-NOT:     nvgpu.device_async_copy
+// CHECK:         scf.if %{{.*}} -> (f16) {
+// CHECK:           memref.load %[[A]]
+// CHECK:         nvgpu.ldmatrix
+// CHECK:         nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT:     arith.truncf
+// CHECK:         gpu.return
+func.func @matmul_sync_staging(%a: tensor<4093x70xf16>, %b: tensor<4093x50xf16>) -> tensor<70x50xf32> {
+  %0 = kopt.matmul %a, %b {transpose_a} : tensor<4093x70xf16>, tensor<4093x50xf16> -> tensor<70x50xf32>
+  return %0 : tensor<70x50xf32>
 }
 
 // -----
