@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Unit tests of the benchmark suite's GPU-free parts: the suite file, shape
+inference, the generated kopt and PyTorch text, FLOPs/bytes, roofline and SOL
+score, derived figures, aggregates, the manifest check and the Markdown report.
+
+    python3 bench/test_kopt_suite.py        (CTest: bench-suite-unit)
+"""
+import copy
+import json
+import math
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import compile_suite  # noqa: E402
+import kopt_suite as ks  # noqa: E402
+import report  # noqa: E402
+
+
+def problem(inputs, graph, outputs, **extra):
+    p = {"name": "t", "model": "m", "source": "s", "inputs": inputs, "graph": graph,
+         "outputs": outputs}
+    p.update(extra)
+    return ks.check_problem(p)
+
+
+class SuiteFile(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.suite = ks.load_suite()
+        cls.problems = cls.suite["problems"]
+
+    def test_size_and_fields(self):
+        self.assertGreaterEqual(len(self.problems), 30)
+        self.assertLessEqual(len(self.problems), 40)
+        for p in self.problems:
+            self.assertTrue(p["model"] and p["source"], p["name"])
+
+    def test_coverage(self):
+        """The families issue #3 asks for are all there."""
+        gemm_dtypes, decode_m, prefill_m, ops = set(), set(), set(), set()
+        for p in self.problems:
+            for n in p["graph"]:
+                ops.add(n["op"])
+                if n["op"] == "matmul":
+                    dt = p["values"][n["args"][0]]["dtype"]
+                    gemm_dtypes.add(dt)
+                    m = n["mnk"][0]
+                    (decode_m if m <= 64 else prefill_m).add(m)
+        self.assertEqual(gemm_dtypes, {"bf16", "f16", "f32"})
+        self.assertTrue(decode_m and min(decode_m) == 1 and max(decode_m) == 64)
+        self.assertIn(512, prefill_m)
+        self.assertEqual(max(prefill_m), 8192)
+        for op in ("add", "gelu", "silu", "mul", "rmsnorm", "layernorm", "softmax", "div",
+                   "tanh", "sigmoid"):
+            self.assertIn(op, ops)
+        mnks = {tuple(n["mnk"][:3]) for p in self.problems for n in p["graph"]
+                if n["op"] == "matmul"}
+        self.assertIn((4097, 4095, 4093), mnks)
+        models = {p["model"] for p in self.problems}
+        for m in ("Llama-3.1-8B", "Qwen3-8B", "Qwen3-30B-A3B", "Mixtral-8x7B", "DeepSeek-V3"):
+            self.assertIn(m, models)
+        self.assertTrue(any(not ks.expected_supported(p) for p in self.problems))
+
+    def test_llama_shapes(self):
+        by = {p["name"]: p for p in self.problems}
+        qkv = by["llama3_8b_qkv_m1_bf16"]["graph"][0]
+        self.assertEqual(qkv["mnk"][:3], [1, (32 + 2 * 8) * 128, 4096])
+        head = by["llama3_8b_lm_head_m1_bf16"]["graph"][0]
+        self.assertEqual(head["mnk"][:3], [1, 128256, 4096])
+
+    def test_every_problem_has_text(self):
+        for p in self.problems:
+            text = ks.mlir_text(p)
+            self.assertIn(f"func.func @{p['name']}(", text)
+            self.assertEqual(text.count("kopt."), len(p["graph"]))
+            for reference in (False, True):
+                compile(ks.torch_source(p, reference), p["name"], "exec")
+
+
+class Inference(unittest.TestCase):
+    def test_broadcast(self):
+        self.assertEqual(ks.broadcast([16, 4096], [4096]), [16, 4096])
+        self.assertEqual(ks.broadcast([2, 1], [1, 3]), [2, 3])
+        self.assertEqual(ks.broadcast([1, 32, 8, 8], [8, 8]), [1, 32, 8, 8])
+        self.assertEqual(ks.broadcast([4, 8], []), [4, 8])
+        self.assertIsNone(ks.broadcast([4, 8], [4]))
+
+    def test_matmul(self):
+        p = problem([{"name": "a", "shape": [8, 4], "dtype": "bf16"},
+                     {"name": "b", "shape": [16, 8], "dtype": "bf16"}],
+                    [{"op": "matmul", "args": ["a", "b"],
+                      "attrs": {"transpose_a": True, "transpose_b": True}, "out": "c",
+                      "dtype": "f32"}], ["c"])
+        n = p["graph"][0]
+        self.assertEqual((n["shape"], n["dtype"], n["mnk"]), ([4, 16], "f32", [4, 16, 8, 1]))
+        self.assertIn("kopt.matmul %a, %b {transpose_a, transpose_b} : tensor<8x4xbf16>, "
+                      "tensor<16x8xbf16> -> tensor<4x16xf32>", ks.mlir_text(p))
+        self.assertIn("c = torch.matmul(a.mT, b.mT).to(torch.float32)", ks.torch_source(p))
+        ref = ks.torch_source(p, reference=True)
+        self.assertIn("c__f64 = torch.matmul(a.mT, b.mT)\n", ref)
+        self.assertIn("c = _round(c__f64, 'f32')", ref)
+        self.assertEqual(ks.problem_flops(p)["matmul"], {"bf16": 2 * 4 * 16 * 8})
+        self.assertEqual(ks.problem_bytes(p), (32 + 128) * 2 + 64 * 4)
+
+    def test_batched_matmul(self):
+        p = problem([{"name": "q", "shape": [2, 8, 4], "dtype": "f16"},
+                     {"name": "k", "shape": [2, 6, 4], "dtype": "f16"}],
+                    [{"op": "matmul", "args": ["q", "k"], "attrs": {"transpose_b": True},
+                      "out": "s"}], ["s"])
+        self.assertEqual(p["graph"][0]["shape"], [2, 8, 6])
+        self.assertEqual(ks.problem_flops(p)["total"], 2 * 2 * 8 * 6 * 4)
+
+    def test_norms_and_rows(self):
+        p = problem([{"name": "x", "shape": [3, 8], "dtype": "f16"},
+                     {"name": "w", "shape": [8], "dtype": "f16"},
+                     {"name": "b", "shape": [8], "dtype": "f16"}],
+                    [{"op": "layernorm", "args": ["x"], "weight": "w", "bias": "b",
+                      "attrs": {"eps": 1e-12}, "out": "y"},
+                     {"op": "rmsnorm", "args": ["y"], "attrs": {"eps": 1e-5}, "out": "z"},
+                     {"op": "reduce", "args": ["z"], "attrs": {"kind": "max"}, "out": "m",
+                      "dtype": "f32"},
+                     {"op": "cast", "args": ["z"], "out": "zb", "dtype": "bf16"},
+                     {"op": "gelu", "args": ["zb"], "attrs": {"approximate": "tanh"},
+                      "out": "g"}],
+                    ["m", "g"])
+        text = ks.mlir_text(p)
+        self.assertIn("%y = kopt.layernorm %x weight(%w : tensor<8xf16>) bias(%b : "
+                      "tensor<8xf16>) eps = 1.000000e-12 : tensor<3x8xf16>", text)
+        self.assertIn("%z = kopt.rmsnorm %y eps = 1.000000e-05 : tensor<3x8xf16>", text)
+        self.assertIn("%m = kopt.reduce max %z : tensor<3x8xf16> -> tensor<3xf32>", text)
+        self.assertIn("%zb = kopt.cast %z : tensor<3x8xf16> to tensor<3x8xbf16>", text)
+        self.assertIn("%g = kopt.gelu %zb approximate(tanh) : tensor<3x8xbf16>", text)
+        self.assertIn("-> (tensor<3xf32>, tensor<3x8xbf16>)", text)
+        self.assertIn("return %m, %g : tensor<3xf32>, tensor<3x8xbf16>", text)
+        src = ks.torch_source(p)
+        self.assertIn("y = F.layer_norm(x, (8,), w, b, eps=1e-12)", src)
+        self.assertIn("z = F.rms_norm(y, (8,), None, eps=1e-05)", src)
+        self.assertIn("m = z.amax(dim=-1).to(torch.float32)", src)
+        self.assertIn("zb = z.to(torch.bfloat16)", src)
+        self.assertIn("g = F.gelu(zb, approximate='tanh')", src)
+        self.assertIn("return (m, g,)", src)
+        ref = ks.torch_source(p, reference=True)
+        self.assertIn("zb__f64 = z\n", ref)
+        self.assertIn("return (m__f64, g__f64,)", ref)
+
+    def test_errors(self):
+        x = [{"name": "x", "shape": [4, 8], "dtype": "f32"},
+             {"name": "h", "shape": [4, 8], "dtype": "bf16"}]
+        cases = [
+            ([{"op": "frob", "args": ["x"], "out": "y"}], "unknown op"),
+            ([{"op": "add", "args": ["x", "h"], "out": "y"}], "one dtype"),
+            ([{"op": "add", "args": ["x", "z"], "out": "y"}], "not defined"),
+            ([{"op": "exp", "args": ["x", "x"], "out": "y"}], "takes 1"),
+            ([{"op": "rmsnorm", "args": ["x"], "weight": "h", "attrs": {"eps": 1e-5},
+               "out": "y"}], "weight must be"),
+            ([{"op": "rmsnorm", "args": ["x"], "out": "y"}], "eps"),
+            ([{"op": "cast", "args": ["x"], "out": "y"}], "result dtype"),
+            ([{"op": "matmul", "args": ["x", "x"], "out": "y"}], "contraction"),
+            ([{"op": "exp", "args": ["x"], "out": "x"}], "defined twice"),
+        ]
+        for graph, msg in cases:
+            with self.assertRaises(ks.SuiteError) as cm:
+                problem(copy.deepcopy(x), graph, [graph[0]["out"]])
+            self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(ks.SuiteError):
+            problem(copy.deepcopy(x), [{"op": "exp", "args": ["x"], "out": "y"}], ["x"])
+        with self.assertRaises(ks.SuiteError):
+            problem([{"name": "in", "shape": [4], "dtype": "f32"}],
+                    [{"op": "exp", "args": ["in"], "out": "y"}], ["y"])
+
+
+class Figures(unittest.TestCase):
+    def test_sol_score(self):
+        self.assertAlmostEqual(ks.sol_score(2.0, 2.0, 1.0), 0.5)
+        self.assertAlmostEqual(ks.sol_score(1.0, 2.0, 1.0), 1.0)
+        self.assertAlmostEqual(ks.sol_score(3.0, 2.0, 1.0), 1 / 3)
+        self.assertIsNone(ks.sol_score(3.0, 1.0, 1.0))
+        self.assertIsNone(ks.sol_score(None, 2.0, 1.0))
+
+    def test_sol_time(self):
+        lim = ks.DATASHEET
+        t, bound = ks.sol_time_s({"matmul": {"bf16": 989e12}, "vector": 0}, 1, lim)
+        self.assertAlmostEqual(t, 1.0)
+        self.assertEqual(bound, "compute")
+        t, bound = ks.sol_time_s({"matmul": {}, "vector": 10}, 4.8e12, lim)
+        self.assertAlmostEqual(t, 1.0)
+        self.assertEqual(bound, "memory")
+        t, _ = ks.sol_time_s({"matmul": {"f32": 67e12, "bf16": 989e12}, "vector": 0}, 1, lim)
+        self.assertAlmostEqual(t, 2.0)
+
+    def test_geomean_median(self):
+        self.assertAlmostEqual(ks.geomean([1, 4]), 2.0)
+        self.assertIsNone(ks.geomean([]))
+        self.assertEqual(ks.median([3, None, 1, 2]), 2)
+
+    def records(self):
+        suite = ks.load_suite()
+        by = {p["name"]: p for p in suite["problems"]}
+        gemm = by["llama3_8b_qkv_m2048_bf16"]
+        norm = by["llama3_8b_rmsnorm_m4096_bf16"]
+        bad = by["llama3_8b_attn_scores_s1024_bf16"]
+        t = lambda ms: {"time": {"median_ms": ms}}  # noqa: E731
+        recs = [
+            {"name": gemm["name"], "problem": gemm, "kopt": {"status": "ok", **t(1.0)},
+             "peers": {"eager": t(0.25), "compile": t(0.25), "cublas": t(0.2)}},
+            {"name": norm["name"], "problem": norm, "kopt": {"status": "ok", **t(0.02)},
+             "peers": {"eager": t(0.04), "compile": t(0.02)}},
+            {"name": bad["name"], "problem": bad,
+             "kopt": {"status": "unsupported", "error": "expects 2-D operands"},
+             "peers": {"eager": t(0.05), "compile": {"error": "boom"}}},
+        ]
+        return recs
+
+    def test_derive_and_aggregate(self):
+        recs = self.records()
+        lim = {"datasheet": ks.DATASHEET,
+               "measured": dict(ks.DATASHEET, matmul_flops={"bf16": 700e12, "f16": 700e12,
+                                                            "f32": 50e12},
+                                hbm_bytes_per_s=4.0e12)}
+        for r in recs:
+            ks.derive(r, lim)
+        g = recs[0]
+        flops = 2 * 2048 * 6144 * 4096
+        self.assertEqual(g["flops"]["total"], flops)
+        self.assertEqual(g["bytes"], (2048 * 4096 + 6144 * 4096 + 2048 * 6144) * 2)
+        self.assertAlmostEqual(g["speedup"]["eager"], 0.25)
+        self.assertAlmostEqual(g["kopt"]["rates"]["tflops"], flops / 1e-3 / 1e12)
+        self.assertAlmostEqual(g["kopt"]["rates"]["frac_flops_datasheet"],
+                               flops / 1e-3 / 989e12)
+        self.assertEqual(g["sol"]["datasheet"]["bound"], "compute")
+        t_sol = g["sol"]["datasheet"]["t_sol_ms"]
+        self.assertAlmostEqual(g["sol_score"]["datasheet"],
+                               1 / (1 + (1.0 - t_sol) / (0.25 - t_sol)))
+        self.assertEqual(recs[2]["speedup"], {"eager": None, "compile": None})
+        agg = ks.aggregate(recs)
+        self.assertEqual(agg["kopt_status"], {"ok": 2, "unsupported": 1})
+        self.assertAlmostEqual(agg["geomean_speedup"]["eager"]["value"], math.sqrt(0.25 * 2))
+        self.assertEqual(agg["geomean_speedup"]["cublas"]["problems"], 1)
+        self.assertEqual(agg["faster_than_eager"]["count"], 1)
+        self.assertAlmostEqual(agg["faster_than_eager"]["fraction_of_suite"], 1 / 3)
+        m = agg["median_sol_score_datasheet"]
+        self.assertEqual(m["problems"], 2)
+        self.assertAlmostEqual(m["value_failures_as_0"],
+                               sorted([recs[0]["sol_score"]["datasheet"],
+                                       recs[1]["sol_score"]["datasheet"], 0.0])[1])
+
+        record = {"device": {"name": "NVIDIA H200"}, "limits": lim, "aggregates": agg,
+                  "method": {"runs": 100}, "problems": recs}
+        md = report.markdown(json.loads(json.dumps(record, default=str)))
+        self.assertIn("| 1 | llama3_8b_qkv_m2048_bf16 |", md)
+        self.assertIn("unsupported", md)
+        self.assertIn("Geomean speedup over PyTorch eager", md)
+        self.assertIn("torch.compile: boom", md)
+
+
+class Manifest(unittest.TestCase):
+    def test_check_manifest(self):
+        p = problem([{"name": "x", "shape": [4, 8], "dtype": "f32"}],
+                    [{"op": "exp", "args": ["x"], "out": "y"}, {"op": "neg", "args": ["y"],
+                                                               "out": "z"}], ["z"])
+        p["name"] = "t"
+        m = {"kopt_manifest_version": 1,
+             "kernels": [{"name": "exp_0", "params": [{}, {}]},
+                         {"name": "neg_0", "params": [{}, {}]}],
+             "functions": [{"name": "t",
+                            "args": [{"name": "arg0", "role": "input", "dtype": "f32",
+                                      "shape": [4, 8]},
+                                     {"name": "out0", "role": "output", "dtype": "f32",
+                                      "shape": [4, 8]}],
+                            "buffers": [{"id": 0, "dtype": "f32", "shape": [4, 8]}],
+                            "launches": [{"kernel": "exp_0", "args": [{"arg": 0}, {"buffer": 0}]},
+                                         {"kernel": "neg_0", "args": [{"buffer": 0}, {"arg": 1}]}]}]}
+        ptx = ".visible .entry exp_0(\n.visible .entry neg_0(\n"
+        self.assertIsNone(compile_suite.check_manifest(p, m, ptx))
+        self.assertIn("not an .entry", compile_suite.check_manifest(p, m, ".entry exp_0("))
+        bad = copy.deepcopy(m)
+        bad["functions"][0]["args"][1]["dtype"] = "bf16"
+        self.assertIn("argument z", compile_suite.check_manifest(p, bad, ptx))
+        bad = copy.deepcopy(m)
+        bad["functions"][0]["launches"][1]["args"] = [{"buffer": 3}, {"arg": 1}]
+        self.assertIn("buffer 3", compile_suite.check_manifest(p, bad, ptx))
+
+    def test_parse_ptxas(self):
+        text = ("ptxas info    : Compiling entry function 'matmul_0' for 'sm_90a'\n"
+                "ptxas info    : Function properties for matmul_0\n"
+                "    0 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+                "ptxas info    : Used 108 registers, used 1 barriers, 8192 bytes smem\n")
+        self.assertEqual(compile_suite.parse_ptxas(text),
+                         {"matmul_0": {"registers": 108, "spill_stores": 8, "spill_loads": 4}})
+
+
+if __name__ == "__main__":
+    unittest.main()
