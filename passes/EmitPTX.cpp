@@ -44,6 +44,20 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
       emitError(module.getLoc(), "kopt-emit-ptx needs output=FILE.ptx");
       return signalPassFailure();
     }
+    // A module that launches no kernel (no kopt op, no gpu.launch_func) has
+    // nothing to write; one whose kernels were not serialized is reported by
+    // extractPTX.
+    bool hasKernels = false;
+    module.walk([&](Operation *op) {
+      if (isa<gpu::LaunchFuncOp>(op) ||
+          isa_and_nonnull<kopt::KoptDialect>(op->getDialect()))
+        hasKernels = true;
+    });
+    if (!hasKernels) {
+      emitError(module.getLoc(), "nothing to compile: the module has no function "
+                                 "with kopt ops");
+      return signalPassFailure();
+    }
     FailureOr<std::string> ptx = kopt::extractPTX(module);
     if (failed(ptx))
       return signalPassFailure();

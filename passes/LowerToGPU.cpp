@@ -55,11 +55,28 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     auto tensor = dyn_cast<RankedTensorType>(t);
     return tensor && llvm::is_contained(tensor.getShape(), 0);
   };
+  // Sizes are computed in 64-bit integers; no GPU holds 2^48 bytes (256 TiB).
+  auto tooLarge = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return false;
+    uint64_t bytes = tensor.getElementTypeBitWidth() / 8;
+    for (int64_t d : tensor.getShape()) {
+      if (d > 0 && bytes > (uint64_t(1) << 48) / static_cast<uint64_t>(d))
+        return true;
+      bytes *= static_cast<uint64_t>(std::max<int64_t>(d, 1));
+    }
+    return false;
+  };
   for (Operation &op : body)
-    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
+    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes())) {
       if (hasZeroDim(t))
         return op.emitOpError("has a tensor with a zero-size dimension (")
                << t << "); kopt does not compile empty tensors";
+      if (tooLarge(t))
+        return op.emitOpError("has a tensor of more than 2^48 bytes (")
+               << t << "), more than any GPU's memory";
+    }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (Operation &op : body.without_terminator()) {
     if (isa<KernelOp>(op))

@@ -4,6 +4,27 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KoptCheckTarget : Pass<"kopt-check-target", "mlir::ModuleOp"> {
+  let summary = "Check the kopt-to-ptx target options before compiling";
+  let description = [{
+    Rejects, with an error naming the option, what the later passes would turn into
+    a crash, a fatal LLVM error or PTX that ptxas refuses: a chip kopt does not
+    generate code for (kopt's kernels use mma.sync, ldmatrix and cp.async: sm_80 or
+    newer; sm_80, sm_86, sm_87, sm_89, sm_90 and sm_90a are accepted), PTX features
+    other than `+ptxNN` with NN from 80 to 88, an optimization level outside 0-3,
+    and a CUDA toolkit folder without libdevice (nvvm/libdevice/libdevice.10.bc).
+    Also rejects functions in nested modules, which kopt would not compile.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"", "target GPU">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "PTX ISA version">,
+    Option<"optLevel", "O", "int", /*default=*/"3", "LLVM optimization level">,
+    Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
+           "the CUDA toolkit (empty: not checked)">,
+  ];
+}
+
 def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
   let summary = "Group kopt ops into kernels (kopt.kernel regions)";
   let description = [{

@@ -27,7 +27,11 @@ def Kopt_Dialect : Dialect {
 //===----------------------------------------------------------------------===//
 
 def Kopt_FloatType : AnyTypeOf<[F32, F16, BF16]>;
-def Kopt_Tensor : StaticShapeTensorOf<[F32, F16, BF16]>;
+def Kopt_Tensor : Type<
+    And<[StaticShapeTensorOf<[F32, F16, BF16]>.predicate,
+         CPred<"!::llvm::cast<::mlir::RankedTensorType>($_self).getEncoding()">]>,
+    "statically shaped tensor of f32, f16 or bf16 without encoding",
+    "::mlir::RankedTensorType">;
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -9,7 +9,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace kopt;
@@ -161,8 +164,8 @@ static LogicalResult verifyNormParam(Operation *op, Value input, Value param,
 static LogicalResult verifyNormInput(Operation *op, Value input, float eps) {
   if (tensorType(input).getRank() < 1)
     return op->emitOpError("expects an input of rank 1 or more");
-  if (!(eps >= 0.0f))
-    return op->emitOpError("eps must be non-negative, got ") << eps;
+  if (!(eps >= 0.0f) || std::isinf(eps))
+    return op->emitOpError("eps must be finite and non-negative, got ") << eps;
   return success();
 }
 
@@ -184,6 +187,13 @@ LogicalResult LayerNormOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KernelOp::verify() {
+  // The name becomes the PTX entry: a C identifier.
+  StringRef name = getSymName();
+  if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_') ||
+      !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+    return emitOpError("name '")
+           << name << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*): it "
+           << "becomes the kernel's PTX entry name";
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError("body has ")

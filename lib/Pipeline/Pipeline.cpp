@@ -39,6 +39,12 @@ static void requestPreciseSqrt() {
 
 void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opts) {
   requestPreciseSqrt();
+  KoptCheckTargetOptions check;
+  check.chip = opts.chip;
+  check.features = opts.features;
+  check.optLevel = static_cast<int>(opts.optLevel);
+  check.cudaPath = resolveCudaPath(opts.cudaPath);
+  pm.addPass(createKoptCheckTarget(check));
   pm.addPass(createKoptFuse());
   pm.addPass(createKoptLowerToLinalg());
   pm.addPass(createKoptLowerToGPU());

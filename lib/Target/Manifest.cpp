@@ -173,7 +173,13 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
         kernel["class"] = cls.getValue().str();
       SmallVector<std::string> paramNames;
       auto source = launch->getAttrOfType<DictionaryAttr>("kopt.source");
-      if (source) {
+      if (!source || !source.getAs<StringAttr>("name"))
+        return emitError(launch.getLoc(), "kernel '")
+                   << launch.getKernelName().getValue()
+                   << "' has no `source` naming the op it computes (kopt-fuse "
+                      "sets it on each kopt.kernel); the launch manifest needs it",
+               WalkResult::interrupt();
+      {
         if (auto name = source.getAs<StringAttr>("name"))
           kernel["op"] = name.getValue().str();
         kernel["attrs"] = source.get("attrs") ? attrJSON(source.get("attrs"))

@@ -489,3 +489,12 @@ func.func @matmul_prologue(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8
   }
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// Sizes beyond any GPU's memory (and beyond 64-bit index arithmetic).
+func.func @huge(%x: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32> {
+  // expected-error @+1 {{'kopt.exp' op has a tensor of more than 2^48 bytes ('tensor<4294967296x4294967296xf32>'), more than any GPU's memory}}
+  %y = kopt.exp %x : tensor<4294967296x4294967296xf32>
+  return %y : tensor<4294967296x4294967296xf32>
+}

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{'kopt.exp' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?x4xf32>'}}
+  // expected-error @+1 {{'kopt.exp' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<?x4xf32>'}}
   %y = kopt.exp %x : tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
@@ -15,7 +15,7 @@ func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 // -----
 
 func.func @dynamic_shape_matmul(%a: tensor<?x64xbf16>, %b: tensor<64x32xbf16>) -> tensor<?x32xbf16> {
-  // expected-error @+1 {{'kopt.matmul' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?x64xbf16>'}}
+  // expected-error @+1 {{'kopt.matmul' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<?x64xbf16>'}}
   %c = kopt.matmul %a, %b : tensor<?x64xbf16>, tensor<64x32xbf16> -> tensor<?x32xbf16>
   return %c : tensor<?x32xbf16>
 }
@@ -23,7 +23,7 @@ func.func @dynamic_shape_matmul(%a: tensor<?x64xbf16>, %b: tensor<64x32xbf16>) -
 // -----
 
 func.func @dynamic_result(%x: tensor<4x8xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'kopt.reduce' op result #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'kopt.reduce' op result #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<?xf32>'}}
   %y = kopt.reduce sum %x : tensor<4x8xf32> -> tensor<?xf32>
   return %y : tensor<?xf32>
 }
@@ -31,7 +31,7 @@ func.func @dynamic_result(%x: tensor<4x8xf32>) -> tensor<?xf32> {
 // -----
 
 func.func @i32_elements(%x: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'kopt.relu' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'kopt.relu' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<4xi32>'}}
   %y = kopt.relu %x : tensor<4xi32>
   return %y : tensor<4xi32>
 }
@@ -39,7 +39,7 @@ func.func @i32_elements(%x: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @f64_elements(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
-  // expected-error @+1 {{'kopt.add' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xf64>'}}
+  // expected-error @+1 {{'kopt.add' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<4xf64>'}}
   %z = kopt.add %x, %y : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
   return %z : tensor<4xf64>
 }
@@ -47,7 +47,7 @@ func.func @f64_elements(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
 // -----
 
 func.func @f64_cast_result(%x: tensor<4xf32>) -> tensor<4xf64> {
-  // expected-error @+1 {{'kopt.cast' op result #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xf64>'}}
+  // expected-error @+1 {{'kopt.cast' op result #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<4xf64>'}}
   %y = kopt.cast %x : tensor<4xf32> to tensor<4xf64>
   return %y : tensor<4xf64>
 }
@@ -55,7 +55,7 @@ func.func @f64_cast_result(%x: tensor<4xf32>) -> tensor<4xf64> {
 // -----
 
 func.func @unranked_generic(%x: tensor<*xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{'kopt.softmax' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<*xf32>'}}
+  // expected-error @+1 {{'kopt.softmax' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<*xf32>'}}
   %y = "kopt.softmax"(%x) : (tensor<*xf32>) -> tensor<*xf32>
   return %y : tensor<*xf32>
 }
@@ -305,7 +305,7 @@ func.func @rmsnorm_rank0(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @rmsnorm_negative_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
-  // expected-error @+1 {{'kopt.rmsnorm' op eps must be non-negative, got -1.000000e-05}}
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be finite and non-negative, got -1.000000e-05}}
   %y = kopt.rmsnorm %x eps = -1.0e-05 : tensor<4x4096xf32>
   return %y : tensor<4x4096xf32>
 }
@@ -313,7 +313,7 @@ func.func @rmsnorm_negative_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
 // -----
 
 func.func @rmsnorm_nan_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
-  // expected-error @+1 {{'kopt.rmsnorm' op eps must be non-negative, got nan}}
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be finite and non-negative, got nan}}
   %y = kopt.rmsnorm %x eps = 0x7FC00000 : tensor<4x4096xf32>
   return %y : tensor<4x4096xf32>
 }
@@ -381,7 +381,7 @@ func.func @layernorm_rank0(%x: tensor<bf16>) -> tensor<bf16> {
 // -----
 
 func.func @layernorm_negative_eps(%x: tensor<4x1600xf32>) -> tensor<4x1600xf32> {
-  // expected-error @+1 {{'kopt.layernorm' op eps must be non-negative, got -1.000000e+00}}
+  // expected-error @+1 {{'kopt.layernorm' op eps must be finite and non-negative, got -1.000000e+00}}
   %y = kopt.layernorm %x eps = -1.0 : tensor<4x1600xf32>
   return %y : tensor<4x1600xf32>
 }
@@ -487,7 +487,7 @@ func.func @kernel_implicit_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @kernel_result_type(%x: tensor<4xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'kopt.kernel' op result #0 must be variadic of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'kopt.kernel' op result #0 must be variadic of statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<?xf32>'}}
   %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<?xf32> {
   ^bb0(%a: tensor<4xf32>):
     %c = tensor.cast %a : tensor<4xf32> to tensor<?xf32>
@@ -513,4 +513,46 @@ func.func @kernel_uses_value_from_above(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @yield_outside_kernel(%x: tensor<4xf32>) {
   // expected-error @+1 {{'kopt.yield' op expects parent op 'kopt.kernel'}}
   kopt.yield %x : tensor<4xf32>
+}
+
+// -----
+
+// Kernel names become PTX entry names: C identifiers only.
+func.func @kernel_name(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op name 'my-k' is not an identifier ([A-Za-z_][A-Za-z0-9_]*): it becomes the kernel's PTX entry name}}
+  %0 = kopt.kernel "my-k" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.exp %a : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_name_empty(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op name '' is not an identifier}}
+  %0 = kopt.kernel "" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.exp %a : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tensors with an encoding (e.g. sparse) are not kopt tensors.
+func.func @encoding(%x: tensor<4x8xf32, "enc">) -> tensor<4x8xf32, "enc"> {
+  // expected-error @+1 {{'kopt.exp' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<4x8xf32, "enc">'}}
+  %y = kopt.exp %x : tensor<4x8xf32, "enc">
+  return %y : tensor<4x8xf32, "enc">
+}
+
+// -----
+
+func.func @infinite_eps(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be finite and non-negative, got INF}}
+  %y = kopt.rmsnorm %x eps = 0x7F800000 : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }
