@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TAG=build
 
-case "${1:-}" in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 
 if [ "${KOPT_SKIP_SETUP:-0}" != 1 ]; then
   "$KOPT_ROOT/scripts/setup.sh"
@@ -20,6 +20,9 @@ fi
 
 build=$(kopt_build_dir)
 jobs=${KOPT_JOBS:-$(nproc 2>/dev/null || echo 2)}
+case "$jobs" in
+  ''|*[!0-9]*|0) echo "build.sh: KOPT_JOBS must be a positive number, got '$jobs'" >&2; exit 2 ;;
+esac
 
 if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt"; then
   kopt_error $TAG "$build was configured with another CMake generator; delete it or set KOPT_BUILD_DIR"

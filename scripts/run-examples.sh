@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0 ;;
     --no-run) do_run=0 ;;
     --run-only) do_build=0 do_compile=0 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) kopt_error $TAG "unknown option '$1' (try --help)"; exit 2 ;;
     *) files+=("$1") ;;
   esac
@@ -143,7 +143,7 @@ if [ $do_compile = 1 ]; then
   for n in "${names[@]}"; do
     c_compile[$n]="-" c_kernels[$n]="-" c_ptx[$n]="-" c_ptxas[$n]="-" c_regs[$n]="-" c_spill[$n]="-"
     rm -f "$out/$n.ptx" "$out/$n.json" "$out/$n.cubin" "$out/$n.run.json"
-    if ! "$kopt_opt" "${src[$n]}" --kopt-to-ptx="output=$out/$n.ptx" -o /dev/null \
+    if ! "$kopt_opt" "${src[$n]}" --kopt-to-ptx="output='$out/$n.ptx'" -o /dev/null \
          >"$out/$n.kopt-opt.log" 2>&1; then
       c_compile[$n]=FAILED; failures+=("$n: kopt-opt failed (log: $out/$n.kopt-opt.log)|$out/$n.kopt-opt.log")
       continue
