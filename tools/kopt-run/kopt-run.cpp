@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -520,6 +521,14 @@ int main(int argc, char **argv) {
   // errors), so that scripts always find one.
   std::ofstream outFile;
   if (!opts.outPath.empty()) {
+    // Opening the report truncates it: never let that be the manifest.
+    std::error_code ec;
+    if (std::filesystem::exists(opts.outPath, ec) &&
+        std::filesystem::equivalent(opts.outPath, opts.manifestPath, ec)) {
+      printError("the report '" + opts.outPath +
+                 "' would overwrite the manifest; choose another -o file");
+      return kExitError;
+    }
     outFile.open(opts.outPath);
     if (!outFile) {
       printError("cannot write '" + opts.outPath +
