@@ -539,27 +539,24 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
     NVVM::MMATypes ptxType = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
     for (int64_t ks = 0; ks < kBK / 16; ++ks) {
       Value kOff = indexConst(b, loc, ks * 16);
+      // One ldmatrix: this lane's row (warpBase + laneRow + tileOffset) and column
+      // (laneCol + kOff) of `smem` in the current stage.
+      auto ldmatrix = [&](Value smem, VectorType type, Value warpBase, Value laneRow,
+                          Value laneCol, int64_t tileOffset, int64_t tiles) {
+        Value row = arith::AddIOp::create(
+            b, loc, warpBase,
+            arith::AddIOp::create(b, loc, laneRow, indexConst(b, loc, tileOffset)));
+        SmallVector<Value> idx(stageIdx);
+        idx.append({row, arith::AddIOp::create(b, loc, laneCol, kOff)});
+        return nvgpu::LdMatrixOp::create(b, loc, type, smem, idx,
+                                         /*transpose=*/false, tiles)
+            .getResult();
+      };
       SmallVector<Value> aFrag(kMI), bFrag(kNI);
-      for (int64_t mi = 0; mi < kMI; ++mi) {
-        Value row = arith::AddIOp::create(
-            b, loc, warpRow,
-            arith::AddIOp::create(b, loc, aRow, indexConst(b, loc, mi * 16)));
-        Value col = arith::AddIOp::create(b, loc, aCol, kOff);
-        SmallVector<Value> idx(stageIdx);
-        idx.append({row, col});
-        aFrag[mi] = nvgpu::LdMatrixOp::create(b, loc, fragA, smemA, idx,
-                                              /*transpose=*/false, /*numTiles=*/4);
-      }
-      for (int64_t ni = 0; ni < kNI; ++ni) {
-        Value row = arith::AddIOp::create(
-            b, loc, warpCol,
-            arith::AddIOp::create(b, loc, bRow, indexConst(b, loc, ni * 8)));
-        Value col = arith::AddIOp::create(b, loc, bCol, kOff);
-        SmallVector<Value> idx(stageIdx);
-        idx.append({row, col});
-        bFrag[ni] = nvgpu::LdMatrixOp::create(b, loc, fragB, smemB, idx,
-                                              /*transpose=*/false, /*numTiles=*/2);
-      }
+      for (int64_t mi = 0; mi < kMI; ++mi)
+        aFrag[mi] = ldmatrix(smemA, fragA, warpRow, aRow, aCol, mi * 16, 4);
+      for (int64_t ni = 0; ni < kNI; ++ni)
+        bFrag[ni] = ldmatrix(smemB, fragB, warpCol, bRow, bCol, ni * 8, 2);
       for (int64_t mi = 0; mi < kMI; ++mi) {
         SmallVector<Value> aRegs;
         for (int64_t r = 0; r < 4; ++r)
