@@ -6,6 +6,8 @@
 // Tensor cores (f16 / bf16 operands, f32 accumulation): mma.sync m16n8k16.
 //   - block tile BM x BN = 128 x 128, K step BK = 32, 256 threads = 8 warps in a
 //     2 x 4 grid, each warp owning a 64 x 32 tile = 4 x 4 mma tiles of 16 x 8;
+//     for M <= 64 (decode), 64 x 32 tiles with 4 warps in a 1 x 4 grid (64 x 8
+//     warp tiles), for more blocks over the weight matrix;
 //   - A and B are staged in shared memory as [BM][BK + 8] and [BN][BK + 8] (K
 //     contiguous; the 8-element pad spreads ldmatrix rows over the banks). When
 //     both operands are contiguous along K and K is a multiple of 8, two stages
@@ -402,13 +404,26 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp fu
 // Tensor-core schedule (mma.sync m16n8k16)
 //===----------------------------------------------------------------------===//
 
-namespace mma {
-constexpr int64_t kBM = 128, kBN = 128, kBK = 32, kPad = 8;
-constexpr int64_t kWarpsM = 2, kWarpsN = 4;
-constexpr int64_t kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN; // 64 x 32
-constexpr int64_t kMI = kWarpTileM / 16, kNI = kWarpTileN / 8;           // 4 x 4
-constexpr int64_t kThreads = 32 * kWarpsM * kWarpsN;
-} // namespace mma
+/// The tile shape of the tensor-core schedule. Warps form a warpsM x warpsN grid;
+/// each owns a (bm / warpsM) x (bn / warpsN) tile of 16 x 8 mma tiles.
+struct MmaTiles {
+  int64_t bm, bn, bk = 32, pad = 8, warpsM, warpsN;
+  int64_t warpTileM() const { return bm / warpsM; }
+  int64_t warpTileN() const { return bn / warpsN; }
+  int64_t mi() const { return warpTileM() / 16; }
+  int64_t ni() const { return warpTileN() / 8; }
+  int64_t threads() const { return 32 * warpsM * warpsN; }
+};
+
+/// The default heuristic: 128 x 128 tiles with 8 warps (2 x 4); for skinny
+/// (decode) GEMMs with M <= 64, 64 x 32 tiles with 4 warps (1 x 4), so that the
+/// N / 32 blocks spread the weight matrix over the SMs (N = 4096: 128 blocks on
+/// 132 SMs, against 32 blocks of 128 columns).
+static MmaTiles chooseMmaTiles(const Contraction &c) {
+  if (c.M <= 64)
+    return MmaTiles{/*bm=*/64, /*bn=*/32, 32, 8, /*warpsM=*/1, /*warpsN=*/4};
+  return MmaTiles{/*bm=*/128, /*bn=*/128, 32, 8, /*warpsM=*/2, /*warpsN=*/4};
+}
 
 /// Whether the tensor-core schedule computes this contraction: f16 x f16 or
 /// bf16 x bf16 operands with an f32 accumulator.
@@ -432,7 +447,11 @@ static Value fragmentRegister(OpBuilder &b, Location loc, Value frag, int64_t i)
 }
 
 static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp func) {
-  using namespace mma;
+  const MmaTiles t = chooseMmaTiles(c);
+  const int64_t kBM = t.bm, kBN = t.bn, kBK = t.bk, kPad = t.pad;
+  const int64_t kWarpsN = t.warpsN, kWarpTileM = t.warpTileM(),
+                kWarpTileN = t.warpTileN(), kMI = t.mi(), kNI = t.ni(),
+                kThreads = t.threads();
   linalg::GenericOp mm = c.mm;
   Location loc = mm.getLoc();
   LaunchConfig cfg;
@@ -487,7 +506,7 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
       indexConst(b, loc, 8));
 
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  constexpr int64_t kAccs = kMI * kNI * 4;
+  const int64_t kAccs = kMI * kNI * 4;
   SmallVector<Value> accInit(kAccs, zero);
   auto issueGroup = [&](Value kTile) -> FailureOr<Value> {
     Value stage = arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, 2));

@@ -65,11 +65,12 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_1,
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
 // PTX-NEXT:  )
-// PTX-NEXT:  .maxntid 256, 1, 1
-// The tensor-core schedule: two stages of 16-byte aligned [128][40] bf16 tiles
-// per operand filled by cp.async, ldmatrix, mma.sync.
-// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_0[20480];
-// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_1[20480];
+// The tensor-core schedule for a decode GEMM (M = 16 <= 64): 4 warps, two stages
+// of 16-byte aligned [64][40] (A) and [32][40] (B) bf16 tiles filled by cp.async,
+// ldmatrix, mma.sync.
+// PTX-NEXT:  .maxntid 128, 1, 1
+// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_0[10240];
+// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_1[5120];
 // PTX:         cp.async.cg.shared.global
 // PTX:         cp.async.wait_group 1;
 // PTX:         bar.sync 0;
@@ -185,7 +186,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[8,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=0
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]

@@ -488,3 +488,24 @@ func.func @nothing() {
 // CHECK-NEXT:    func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:  }
 func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A decode GEMM (M = 16 <= 64): the tensor-core schedule uses 64 x 32 tiles and 4
+// warps (1 x 4, one 16 x 8 mma column per warp), so N = 4096 gives 128 blocks.
+// CHECK-LABEL: func.func @matmul_decode(
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK:       gpu.func @matmul_0(
+// CHECK-SAME:    workgroup(%{{.*}} : memref<2x64x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x32x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
+// 4 x 1 mma tiles of 4 accumulators per lane.
+// CHECK:         scf.for {{.*}} -> ([[F32X16:(f32, ){15}f32]]) {
+// CHECK-COUNT-8:   nvvm.mma.sync
+// CHECK-NOT:       nvvm.mma.sync
+// CHECK:           scf.yield
+func.func @matmul_decode(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<16x4096xbf16> {
+  %0 = kopt.matmul %x, %w {transpose_b} : tensor<16x4096xbf16>, tensor<4096x4096xbf16> -> tensor<16x4096xbf16>
+  return %0 : tensor<16x4096xbf16>
+}
