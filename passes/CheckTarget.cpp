@@ -44,8 +44,8 @@ struct KoptCheckTargetPass
     if (!f.consume_front("+ptx") || f.getAsInteger(10, version) || version < 80 ||
         version > 88) {
       emitError(loc, "unsupported features '")
-          << features << "': expected +ptxNN with NN from 80 (PTX ISA 8.0, "
-          << "needed for sm_90a) to 88";
+          << features << "': expected +ptxNN with NN from 80 (PTX ISA 8.0, the "
+          << "oldest kopt emits) to 88";
       ok = false;
     }
     if (optLevel < 0 || optLevel > 3) {
@@ -58,7 +58,8 @@ struct KoptCheckTargetPass
       llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
       if (!llvm::sys::fs::is_directory(cudaPath)) {
         emitError(loc, "CUDA toolkit folder '")
-            << cudaPath << "' does not exist; set CUDA_HOME or cuda-path";
+            << cudaPath << "' does not exist or is not a folder; set CUDA_HOME or "
+            << "cuda-path";
         ok = false;
       } else if (!llvm::sys::fs::exists(libdevice)) {
         emitError(loc, "no libdevice at '")

@@ -74,6 +74,16 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
              "pipeline's cuda-path option";
       return signalPassFailure();
     }
+    // Never overwrite the source being compiled.
+    if (auto file = dyn_cast<FileLineColLoc>(module.getLoc())) {
+      bool same = false;
+      if (!llvm::sys::fs::equivalent(file.getFilename().getValue(), output, same) &&
+          same) {
+        emitError(module.getLoc(), "output '")
+            << output << "' is the input file; choose another PTX file";
+        return signalPassFailure();
+      }
+    }
     SmallString<256> manifestPath(output);
     llvm::sys::path::replace_extension(manifestPath, "json");
     if (manifestPath == output) {

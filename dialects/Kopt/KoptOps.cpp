@@ -206,6 +206,28 @@ LogicalResult KernelOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResults().getTypes())
     return emitOpError("yielded types differ from the result types");
+  // While the body is one kopt op, `source` must describe that op: the launch
+  // manifest (and kopt-run's reference check) trusts it.
+  DictionaryAttr source = getSourceAttr();
+  SmallVector<Operation *> koptOps;
+  for (Operation &op : body.without_terminator())
+    if (isa_and_nonnull<KoptDialect>(op.getDialect()))
+      koptOps.push_back(&op);
+  if (source && koptOps.size() == 1) {
+    Operation *op = koptOps.front();
+    auto name = source.getAs<StringAttr>("name");
+    StringRef opName = op->getName().stripDialect();
+    if (!name || name.getValue() != opName)
+      return emitOpError("source names op '")
+             << (name ? name.getValue() : StringRef("<none>"))
+             << "' but the body computes 'kopt." << opName << "'";
+    auto params = source.getAs<ArrayAttr>("params");
+    size_t expected = op->getNumOperands() + op->getNumResults();
+    if (!params || params.size() != expected)
+      return emitOpError("source needs ")
+             << expected << " parameter names (operands, then result) for 'kopt."
+             << opName << "'";
+  }
   return success();
 }
 

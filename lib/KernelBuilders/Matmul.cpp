@@ -186,7 +186,7 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   }
 
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  for (int64_t r = 0; r < llvm::divideCeil(tileElems, threads); ++r) {
+  for (int64_t r = 0, n = llvm::divideCeil(tileElems, threads); r < n; ++r) {
     Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
     Value outerOff, kOff;
     if (kCont) {

@@ -24,6 +24,10 @@
 // RUN: not kopt-opt %s --kopt-emit-ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not kopt-opt %s --kopt-to-ptx="output=%t.no-such-dir/out.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
 // RUN: not kopt-opt %s --kopt-to-ptx="output=%t.out.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=JSONEXT
+// The output is never the input file: copy the input, try to compile it onto itself.
+// RUN: cp %s %t.self.mlir
+// RUN: not kopt-opt %t.self.mlir --kopt-to-ptx="output=%t.self.mlir" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELF
+// RUN: diff %s %t.self.mlir
 // RUN: not kopt-opt %s --kopt-emit-ptx="output=%t.nobinary.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBINARY
 // A failure leaves no file behind.
 // RUN: not ls %t.out.json %t.nobinary.ptx %t.nobinary.json
@@ -233,4 +237,5 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // MISSING:    error: kopt-emit-ptx needs output=FILE.ptx
 // UNWRITABLE: error: cannot write the output: '{{.*}}.no-such-dir/out.ptx': No such file or directory
 // JSONEXT:    error: output '{{.*}}.out.json' must not end in .json
+// SELF: error: output '{{.*}}.self.mlir' is the input file; choose another PTX file
 // NOBINARY:   error: no gpu.binary with PTX (format=isa) in the module; run gpu-module-to-binary{format=isa} first

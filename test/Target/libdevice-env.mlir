@@ -17,7 +17,7 @@
 // CHECK-NOT: .extern .func
 // CHECK:     .visible .entry exp_0(
 // CHECK-NOT: call
-// NOCUDA: error: CUDA toolkit folder '{{.*}}.no-cuda' does not exist; set CUDA_HOME or cuda-path
+// NOCUDA: error: CUDA toolkit folder '{{.*}}.no-cuda' does not exist or is not a folder; set CUDA_HOME or cuda-path
 // NOLIBDEVICE: error: no libdevice at '{{.*}}.empty-cuda/nvvm/libdevice/libdevice.10.bc': is '{{.*}}.empty-cuda' a CUDA toolkit?
 func.func @f(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %0 = kopt.exp %x : tensor<1024xf32>

@@ -17,10 +17,10 @@
 // EMPTYCHIP: error: unsupported chip '': kopt generates code for sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a
 // CHIP: error: unsupported chip 'sm_100a'
 // OLDCHIP: error: unsupported chip 'sm_75'
-// PTX: error: unsupported features '+ptx60': expected +ptxNN with NN from 80 (PTX ISA 8.0, needed for sm_90a) to 88
+// PTX: error: unsupported features '+ptx60': expected +ptxNN with NN from 80 (PTX ISA 8.0, the oldest kopt emits) to 88
 // GARBAGE: error: unsupported features 'garbage'
 // OPT: error: unsupported optimization level O=9: expected 0 to 3
-// CUDA: error: CUDA toolkit folder '{{.*}}.none' does not exist; set CUDA_HOME or cuda-path
+// CUDA: error: CUDA toolkit folder '{{.*}}.none' does not exist or is not a folder; set CUDA_HOME or cuda-path
 // PIPE: error: unsupported chip 'sm_999'
 func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = kopt.exp %x : tensor<8xf32>

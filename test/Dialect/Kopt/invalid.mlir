@@ -556,3 +556,28 @@ func.func @infinite_eps(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = kopt.rmsnorm %x eps = 0x7F800000 : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// `source` must describe the kernel's op (the manifest and kopt-run trust it).
+func.func @kernel_source_lies(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source names op 'exp' but the body computes 'kopt.neg'}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "exp", params = ["input", "result"]}} {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.neg %a : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_source_params(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source needs 3 parameter names (operands, then result) for 'kopt.add'}}
+  %0 = kopt.kernel "k" ins(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "add", params = ["only"]}} {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %e = kopt.add %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
