@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -166,6 +167,17 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
   if (!help && opts.manifestPath.empty())
     return std::string("no manifest given");
   return std::nullopt;
+}
+
+/// Whether two paths name the same file: the same file on disk (links
+/// included) or, for files that do not exist yet, the same normalized path.
+bool samePath(const std::string &a, const std::string &b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec))
+    return fs::equivalent(a, b, ec);
+  fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
 }
 
 ojson shapeJson(const Shape &shape) {
@@ -522,15 +534,25 @@ int main(int argc, char **argv) {
   std::ofstream outFile;
   if (!opts.outPath.empty()) {
     // Opening the report truncates it: never let that be the manifest.
-    std::error_code ec;
-    if (std::filesystem::exists(opts.outPath, ec) &&
-        std::filesystem::equivalent(opts.outPath, opts.manifestPath, ec)) {
+    if (samePath(opts.outPath, opts.manifestPath)) {
       printError("the report '" + opts.outPath +
                  "' would overwrite the manifest; choose another -o file");
       return kExitError;
     }
-    outFile.open(opts.outPath);
-    if (!outFile) {
+    // Check that the report can be written without truncating anything yet: it
+    // is written at the end, once the manifest and the PTX have been read.
+    // (An existing file is opened for appending, which changes nothing; a new
+    // one is not created yet: its folder must be writable.)
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    bool writable;
+    if (fs::exists(opts.outPath, ec)) {
+      writable = static_cast<bool>(std::ofstream(opts.outPath, std::ios::app));
+    } else {
+      fs::path dir = fs::path(opts.outPath).parent_path();
+      writable = ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
+    }
+    if (!writable) {
       printError("cannot write '" + opts.outPath +
                  "': " + std::strerror(errno));
       return kExitError;
@@ -557,6 +579,8 @@ int main(int argc, char **argv) {
     }
     report["exit_code"] = exitCode;
     std::string text = report.dump(2) + "\n";
+    if (!opts.outPath.empty())
+      outFile.open(opts.outPath, std::ios::trunc);
     if (outFile.is_open()) {
       outFile << text;
       outFile.close();
@@ -573,6 +597,14 @@ int main(int argc, char **argv) {
   Expected<Manifest> manifest = loadManifest(opts.manifestPath);
   if (!manifest.ok())
     return finish(kExitError, manifest.error());
+  {
+    // Nor the PTX the manifest names.
+    if (!opts.outPath.empty() && samePath(opts.outPath, manifest->ptxPath)) {
+      printError("the report '" + opts.outPath +
+                 "' would overwrite the manifest's PTX; choose another -o file");
+      return kExitError;
+    }
+  }
   report["ptx"] = manifest->ptxPath;
   report["chip"] = manifest->chip;
   std::vector<const KernelSpec *> selected;
