@@ -41,8 +41,8 @@ struct KoptCheckTargetPass
     }
     StringRef f(features);
     unsigned version = 0;
-    if (!f.consume_front("+ptx") || f.getAsInteger(10, version) || version < 80 ||
-        version > 88) {
+    if (!f.consume_front("+ptx") || f.getAsInteger(10, version) ||
+        version < 80 || version > 88) {
       emitError(loc, "unsupported features '")
           << features << "': expected +ptxNN with NN from 80 (PTX ISA 8.0, the "
           << "oldest kopt emits) to 88";
@@ -55,10 +55,12 @@ struct KoptCheckTargetPass
     }
     if (!cudaPath.empty()) {
       SmallString<256> libdevice(cudaPath);
-      llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+      llvm::sys::path::append(libdevice, "nvvm", "libdevice",
+                              "libdevice.10.bc");
       if (!llvm::sys::fs::is_directory(cudaPath)) {
         emitError(loc, "CUDA toolkit folder '")
-            << cudaPath << "' does not exist or is not a folder; set CUDA_HOME or "
+            << cudaPath
+            << "' does not exist or is not a folder; set CUDA_HOME or "
             << "cuda-path";
         ok = false;
       } else if (!llvm::sys::fs::exists(libdevice)) {

@@ -54,8 +54,9 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
         hasKernels = true;
     });
     if (!hasKernels) {
-      emitError(module.getLoc(), "nothing to compile: the module has no function "
-                                 "with kopt ops");
+      emitError(module.getLoc(),
+                "nothing to compile: the module has no function "
+                "with kopt ops");
       return signalPassFailure();
     }
     FailureOr<std::string> ptx = kopt::extractPTX(module);
@@ -77,7 +78,8 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
     // Never overwrite the source being compiled.
     if (auto file = dyn_cast<FileLineColLoc>(module.getLoc())) {
       bool same = false;
-      if (!llvm::sys::fs::equivalent(file.getFilename().getValue(), output, same) &&
+      if (!llvm::sys::fs::equivalent(file.getFilename().getValue(), output,
+                                     same) &&
           same) {
         emitError(module.getLoc(), "output '")
             << output << "' is the input file; choose another PTX file";
@@ -87,11 +89,12 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
     SmallString<256> manifestPath(output);
     llvm::sys::path::replace_extension(manifestPath, "json");
     if (manifestPath == output) {
-      emitError(module.getLoc(), "output '") << output << "' must not end in .json";
+      emitError(module.getLoc(), "output '")
+          << output << "' must not end in .json";
       return signalPassFailure();
     }
-    FailureOr<std::string> manifest = kopt::buildManifest(
-        module, llvm::sys::path::filename(output), chip);
+    FailureOr<std::string> manifest =
+        kopt::buildManifest(module, llvm::sys::path::filename(output), chip);
     if (failed(manifest) || failed(writeFile(module, output, *ptx)) ||
         failed(writeFile(module, manifestPath, *manifest)))
       return signalPassFailure();

@@ -1,9 +1,10 @@
 //===- Fuse.cpp - kopt-fuse: group kopt ops into kernels ------------------===//
 //
 // Every kopt operator becomes one kopt.kernel today; the kernel records the op
-// (`source`) so that the launch manifest can name what each kernel computes and a
-// runtime can check it against an independent reference. Fusing producers into
-// consumers (matmul epilogues, elementwise chains) will extend the grouping here.
+// (`source`) so that the launch manifest can name what each kernel computes and
+// a runtime can check it against an independent reference. Fusing producers
+// into consumers (matmul epilogues, elementwise chains) will extend the
+// grouping here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,14 +53,17 @@ DictionaryAttr sourceAttrs(Operation *op) {
   Builder b(op->getContext());
   SmallVector<NamedAttribute> attrs;
   if (auto mm = dyn_cast<MatmulOp>(op)) {
-    attrs.push_back(b.getNamedAttr("transpose_a", b.getBoolAttr(mm.getTransposeA())));
-    attrs.push_back(b.getNamedAttr("transpose_b", b.getBoolAttr(mm.getTransposeB())));
+    attrs.push_back(
+        b.getNamedAttr("transpose_a", b.getBoolAttr(mm.getTransposeA())));
+    attrs.push_back(
+        b.getNamedAttr("transpose_b", b.getBoolAttr(mm.getTransposeB())));
   } else if (auto gelu = dyn_cast<GeluOp>(op)) {
     attrs.push_back(b.getNamedAttr(
-        "approximate", b.getStringAttr(stringifyGeluApproximation(gelu.getApproximate()))));
+        "approximate",
+        b.getStringAttr(stringifyGeluApproximation(gelu.getApproximate()))));
   } else if (auto red = dyn_cast<ReduceOp>(op)) {
-    attrs.push_back(
-        b.getNamedAttr("kind", b.getStringAttr(stringifyReduceKind(red.getKind()))));
+    attrs.push_back(b.getNamedAttr(
+        "kind", b.getStringAttr(stringifyReduceKind(red.getKind()))));
   } else if (auto norm = dyn_cast<RMSNormOp>(op)) {
     attrs.push_back(b.getNamedAttr("eps", norm.getEpsAttr()));
   } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
@@ -99,9 +103,9 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
           b.getNamedAttr("params", b.getArrayAttr(params)),
       });
 
-      auto kernel = KernelOp::create(b, op->getLoc(), op->getResultTypes(),
-                                     b.getStringAttr(name), op->getOperands(),
-                                     source);
+      auto kernel =
+          KernelOp::create(b, op->getLoc(), op->getResultTypes(),
+                           b.getStringAttr(name), op->getOperands(), source);
       Block *body = new Block();
       kernel.getBody().push_back(body);
       IRMapping map;

@@ -1,10 +1,11 @@
 //===- LowerToGPU.cpp - kopt-lower-to-gpu ---------------------------------===//
 //
 // Host side: every function over tensors becomes a function over memrefs in
-// destination-passing style, `(inputs..., outputs...) -> ()`, whose body launches
-// one kernel per kopt.kernel and allocates the intermediate buffers. Device side:
-// each kopt.kernel becomes a gpu.func in `gpu.module @kopt_kernels`, built by the
-// kernel builder of its class (include/kopt/Transforms/KernelBuilders.h).
+// destination-passing style, `(inputs..., outputs...) -> ()`, whose body
+// launches one kernel per kopt.kernel and allocates the intermediate buffers.
+// Device side: each kopt.kernel becomes a gpu.func in `gpu.module
+// @kopt_kernels`, built by the kernel builder of its class
+// (include/kopt/Transforms/KernelBuilders.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,9 +47,11 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
 
   // Check the body and the types before changing anything.
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
-    if (!isa<RankedTensorType>(t) || !cast<RankedTensorType>(t).hasStaticShape())
-      return func.emitOpError("kopt compiles functions over static tensors only, "
-                              "got ")
+    if (!isa<RankedTensorType>(t) ||
+        !cast<RankedTensorType>(t).hasStaticShape())
+      return func.emitOpError(
+                 "kopt compiles functions over static tensors only, "
+                 "got ")
              << t;
   // A zero-size dimension would need an empty grid, which CUDA refuses.
   auto hasZeroDim = [](Type t) {
@@ -69,7 +72,8 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     return false;
   };
   for (Operation &op : body)
-    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes())) {
+    for (Type t :
+         llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes())) {
       if (hasZeroDim(t))
         return op.emitOpError("has a tensor with a zero-size dimension (")
                << t << "); kopt does not compile empty tensors";
@@ -90,8 +94,9 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
   DenseSet<Value> returned;
   for (Value v : ret.getOperands()) {
     if (!v.getDefiningOp<KernelOp>())
-      return ret.emitOpError("returns a function argument; kopt needs every result "
-                             "to be computed by a kernel");
+      return ret.emitOpError(
+          "returns a function argument; kopt needs every result "
+          "to be computed by a kernel");
     if (!returned.insert(v).second)
       return ret.emitOpError("returns the same value twice; not supported");
   }
@@ -126,7 +131,8 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     for (Value res : kernel.getResults()) {
       Value mem = memrefs.lookup(res);
       if (!mem) {
-        mem = memref::AllocOp::create(b, kernel.getLoc(), memrefFor(res.getType()));
+        mem = memref::AllocOp::create(b, kernel.getLoc(),
+                                      memrefFor(res.getType()));
         allocs.push_back(mem);
         memrefs[res] = mem;
       }
@@ -137,15 +143,18 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     OpBuilder gb = OpBuilder::atBlockEnd(gpuModule.getBody());
     SmallVector<Type> params = llvm::map_to_vector(
         operands, [](Value v) -> Type { return v.getType(); });
-    auto gpuFunc = gpu::GPUFuncOp::create(gb, kernel.getLoc(), kernel.getSymName(),
-                                          gb.getFunctionType(params, {}));
-    gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
+    auto gpuFunc =
+        gpu::GPUFuncOp::create(gb, kernel.getLoc(), kernel.getSymName(),
+                               gb.getFunctionType(params, {}));
+    gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                     gb.getUnitAttr());
     FailureOr<LaunchConfig> cfg = buildKernel(kernel, *kind, gpuFunc);
     if (failed(cfg))
       return failure();
-    gpuFunc.setKnownBlockSizeAttr(gb.getDenseI32ArrayAttr(
-        {static_cast<int32_t>(cfg->block[0]), static_cast<int32_t>(cfg->block[1]),
-         static_cast<int32_t>(cfg->block[2])}));
+    gpuFunc.setKnownBlockSizeAttr(
+        gb.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->block[0]),
+                                 static_cast<int32_t>(cfg->block[1]),
+                                 static_cast<int32_t>(cfg->block[2])}));
 
     // The launch.
     Location loc = kernel.getLoc();
@@ -154,9 +163,10 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     };
     gpu::KernelDim3 grid{c(cfg->grid[0]), c(cfg->grid[1]), c(cfg->grid[2])};
     gpu::KernelDim3 block{c(cfg->block[0]), c(cfg->block[1]), c(cfg->block[2])};
-    Value shared = arith::ConstantIntOp::create(b, loc, cfg->dynamicSharedBytes, 32);
-    auto launch = gpu::LaunchFuncOp::create(b, loc, gpuFunc, grid, block, shared,
-                                            operands);
+    Value shared =
+        arith::ConstantIntOp::create(b, loc, cfg->dynamicSharedBytes, 32);
+    auto launch = gpu::LaunchFuncOp::create(b, loc, gpuFunc, grid, block,
+                                            shared, operands);
     launch->setAttr("kopt.num_inputs",
                     b.getI64IntegerAttr(kernel.getInputs().size()));
     launch->setAttr("kopt.class", b.getStringAttr(stringifyKernelClass(*kind)));
@@ -183,7 +193,8 @@ void KoptLowerToGPUPass::runOnOperation() {
 
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kopt_kernels");
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
   for (func::FuncOp f : funcs)
     if (failed(lowerFunction(f, gpuModule)))
       return signalPassFailure();

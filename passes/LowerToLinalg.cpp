@@ -1,14 +1,17 @@
 //===- LowerToLinalg.cpp - kopt-lower-to-linalg ---------------------------===//
 //
 // The one definition of the kopt ops' semantics (docs/ops.md gives the same
-// formulas in words). Each op becomes linalg.fill / linalg.generic ops on tensors:
+// formulas in words). Each op becomes linalg.fill / linalg.generic ops on
+// tensors:
 //   - elementwise ops: one parallel generic with NumPy broadcast indexing maps;
 //   - matmul: fill(0) + a contraction generic accumulating in f32 (+ a rounding
 //     generic when the result is not f32);
-//   - reduce, softmax, rmsnorm, layernorm: a chain of row reductions over the last
-//     dimension (iterators [parallel..., reduction], f32 accumulators initialised by
-//     linalg.fill), row-scalar generics over the leading dimensions, and one final
-//     parallel generic that reads the input, row scalars and per-feature vectors.
+//   - reduce, softmax, rmsnorm, layernorm: a chain of row reductions over the
+//   last
+//     dimension (iterators [parallel..., reduction], f32 accumulators
+//     initialised by linalg.fill), row-scalar generics over the leading
+//     dimensions, and one final parallel generic that reads the input, row
+//     scalars and per-feature vectors.
 // The kernel builders (lib/KernelBuilders) take their scalar code from these
 // payloads; the CPU reference tests run this same form.
 //
@@ -52,9 +55,11 @@ public:
     return arith::ConstantOp::create(ob, l, ob.getF32FloatAttr(value));
   }
 
-  /// A NumPy broadcast map from the iteration space of rank `rank` to an operand
-  /// of shape `shape` (aligned at the trailing dimension; size-1 dims read index 0).
-  AffineMap broadcastMap(ArrayRef<int64_t> shape, ArrayRef<int64_t> resultShape) {
+  /// A NumPy broadcast map from the iteration space of rank `rank` to an
+  /// operand of shape `shape` (aligned at the trailing dimension; size-1 dims
+  /// read index 0).
+  AffineMap broadcastMap(ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> resultShape) {
     unsigned rank = resultShape.size();
     SmallVector<AffineExpr> exprs;
     unsigned offset = rank - shape.size();
@@ -73,7 +78,8 @@ public:
 
   /// One linalg.generic with a single result.
   Value generic(ValueRange ins, ArrayRef<AffineMap> inMaps, Value init,
-                AffineMap outMap, ArrayRef<utils::IteratorType> iters, BodyFn body) {
+                AffineMap outMap, ArrayRef<utils::IteratorType> iters,
+                BodyFn body) {
     SmallVector<AffineMap> maps(inMaps.begin(), inMaps.end());
     maps.push_back(outMap);
     auto op = linalg::GenericOp::create(
@@ -90,11 +96,14 @@ public:
     ArrayRef<int64_t> shape = resultType.getShape();
     SmallVector<AffineMap> maps;
     for (Value v : ins)
-      maps.push_back(broadcastMap(cast<RankedTensorType>(v.getType()).getShape(), shape));
-    SmallVector<utils::IteratorType> iters(shape.size(), utils::IteratorType::parallel);
+      maps.push_back(
+          broadcastMap(cast<RankedTensorType>(v.getType()).getShape(), shape));
+    SmallVector<utils::IteratorType> iters(shape.size(),
+                                           utils::IteratorType::parallel);
     Type elt = resultType.getElementType();
-    return generic(ins, maps, empty(shape, elt), b.getMultiDimIdentityMap(shape.size()),
-                   iters, [&](OpBuilder &ob, Location l, ValueRange args) {
+    return generic(ins, maps, empty(shape, elt),
+                   b.getMultiDimIdentityMap(shape.size()), iters,
+                   [&](OpBuilder &ob, Location l, ValueRange args) {
                      SmallVector<Value> xs;
                      for (Value a : args.drop_back())
                        xs.push_back(ext(ob, l, a));
@@ -118,16 +127,20 @@ public:
     r.rowShape.assign(r.shape.begin(), r.shape.end() - 1);
     unsigned rank = r.shape.size();
     r.id = b.getMultiDimIdentityMap(rank);
-    r.row = AffineMap::get(rank, 0, r.id.getResults().drop_back(), b.getContext());
-    r.feature = AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1), b.getContext());
+    r.row =
+        AffineMap::get(rank, 0, r.id.getResults().drop_back(), b.getContext());
+    r.feature =
+        AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1), b.getContext());
     r.n = r.shape.back();
     return r;
   }
 
-  /// A row reduction into an f32 row tensor initialised to `init`: `step` gets the
-  /// f32 values of (x, rowScalars...) and the accumulator, and returns the new one.
-  Value reduceRows(const Rows &r, Value x, ValueRange rowScalars, double init,
-                   function_ref<Value(OpBuilder &, Location, ValueRange, Value)> step) {
+  /// A row reduction into an f32 row tensor initialised to `init`: `step` gets
+  /// the f32 values of (x, rowScalars...) and the accumulator, and returns the
+  /// new one.
+  Value reduceRows(
+      const Rows &r, Value x, ValueRange rowScalars, double init,
+      function_ref<Value(OpBuilder &, Location, ValueRange, Value)> step) {
     Value acc = empty(r.rowShape, f32);
     acc = linalg::FillOp::create(b, loc, cst(b, loc, init), acc).getResult(0);
     SmallVector<Value> ins = {x};
@@ -136,7 +149,8 @@ public:
       ins.push_back(s);
       maps.push_back(r.row);
     }
-    SmallVector<utils::IteratorType> iters(r.shape.size(), utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters(r.shape.size(),
+                                           utils::IteratorType::parallel);
     iters.back() = utils::IteratorType::reduction;
     return generic(ins, maps, acc, r.row, iters,
                    [&](OpBuilder &ob, Location l, ValueRange args) {
@@ -153,16 +167,18 @@ public:
     unsigned rank = r.rowShape.size();
     SmallVector<AffineMap> maps(ins.size(), b.getMultiDimIdentityMap(rank));
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    return generic(ins, maps, empty(r.rowShape, elt), b.getMultiDimIdentityMap(rank),
-                   iters, [&](OpBuilder &ob, Location l, ValueRange args) {
+    return generic(ins, maps, empty(r.rowShape, elt),
+                   b.getMultiDimIdentityMap(rank), iters,
+                   [&](OpBuilder &ob, Location l, ValueRange args) {
                      return round(ob, l, fn(ob, l, args.drop_back()), elt);
                    });
   }
 
   /// The final parallel pass over the rows: `fn` gets f32 values of x, then the
   /// row scalars, then the per-feature vectors (all optional ones present).
-  Value mapFull(const Rows &r, Value x, ValueRange rowScalars, ValueRange features,
-                Type elt, function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  Value mapFull(const Rows &r, Value x, ValueRange rowScalars,
+                ValueRange features, Type elt,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
     SmallVector<Value> ins = {x};
     SmallVector<AffineMap> maps = {r.id};
     for (Value s : rowScalars) {
@@ -173,7 +189,8 @@ public:
       ins.push_back(f);
       maps.push_back(r.feature);
     }
-    SmallVector<utils::IteratorType> iters(r.shape.size(), utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters(r.shape.size(),
+                                           utils::IteratorType::parallel);
     return generic(ins, maps, empty(r.shape, elt), r.id, iters,
                    [&](OpBuilder &ob, Location l, ValueRange args) {
                      SmallVector<Value> xs;
@@ -282,10 +299,12 @@ Value Lowering::lower(Operation *op) {
       Value cdf2; // 1 + erf(x / sqrt 2), or its tanh approximation
       if (tanhForm) {
         // sqrt(2/pi) * (x + 0.044715 x^3)
-        Value x3 = arith::MulFOp::create(ob, l, x, arith::MulFOp::create(ob, l, x, x));
+        Value x3 =
+            arith::MulFOp::create(ob, l, x, arith::MulFOp::create(ob, l, x, x));
         Value inner = arith::AddFOp::create(
             ob, l, x, arith::MulFOp::create(ob, l, cst(ob, l, 0.044715), x3));
-        inner = arith::MulFOp::create(ob, l, cst(ob, l, std::sqrt(2.0 / M_PI)), inner);
+        inner = arith::MulFOp::create(ob, l, cst(ob, l, std::sqrt(2.0 / M_PI)),
+                                      inner);
         cdf2 = arith::AddFOp::create(ob, l, cst(ob, l, 1.0),
                                      math::TanhOp::create(ob, l, inner));
       } else {
@@ -305,27 +324,33 @@ Value Lowering::lower(Operation *op) {
     AffineExpr m = b.getAffineDimExpr(0), n = b.getAffineDimExpr(1),
                k = b.getAffineDimExpr(2);
     MLIRContext *ctx = b.getContext();
-    AffineMap aMap = AffineMap::get(3, 0, mm.getTransposeA() ? ArrayRef<AffineExpr>{k, m}
-                                                             : ArrayRef<AffineExpr>{m, k},
-                                    ctx);
-    AffineMap bMap = AffineMap::get(3, 0, mm.getTransposeB() ? ArrayRef<AffineExpr>{n, k}
-                                                             : ArrayRef<AffineExpr>{k, n},
-                                    ctx);
+    AffineMap aMap =
+        AffineMap::get(3, 0,
+                       mm.getTransposeA() ? ArrayRef<AffineExpr>{k, m}
+                                          : ArrayRef<AffineExpr>{m, k},
+                       ctx);
+    AffineMap bMap =
+        AffineMap::get(3, 0,
+                       mm.getTransposeB() ? ArrayRef<AffineExpr>{n, k}
+                                          : ArrayRef<AffineExpr>{k, n},
+                       ctx);
     AffineMap cMap = AffineMap::get(3, 0, {m, n}, ctx);
     Value acc = empty(resultType.getShape(), f32);
     acc = linalg::FillOp::create(b, loc, cst(b, loc, 0.0), acc).getResult(0);
-    Value prod = generic(
-        {mm.getA(), mm.getB()}, {aMap, bMap}, acc, cMap,
-        {utils::IteratorType::parallel, utils::IteratorType::parallel,
-         utils::IteratorType::reduction},
-        [&](OpBuilder &ob, Location l, ValueRange args) -> Value {
-          Value p = arith::MulFOp::create(ob, l, ext(ob, l, args[0]), ext(ob, l, args[1]));
-          return arith::AddFOp::create(ob, l, args[2], p);
-        });
+    Value prod =
+        generic({mm.getA(), mm.getB()}, {aMap, bMap}, acc, cMap,
+                {utils::IteratorType::parallel, utils::IteratorType::parallel,
+                 utils::IteratorType::reduction},
+                [&](OpBuilder &ob, Location l, ValueRange args) -> Value {
+                  Value p = arith::MulFOp::create(ob, l, ext(ob, l, args[0]),
+                                                  ext(ob, l, args[1]));
+                  return arith::AddFOp::create(ob, l, args[2], p);
+                });
     if (elt == f32)
       return prod;
-    return elementwise(prod, resultType,
-                       [](OpBuilder &, Location, ValueRange x) { return x[0]; });
+    return elementwise(
+        prod, resultType,
+        [](OpBuilder &, Location, ValueRange x) { return x[0]; });
   }
 
   // Row operators.
@@ -336,8 +361,7 @@ Value Lowering::lower(Operation *op) {
     Rows r = rows(red.getInput());
     ReduceKind kind = red.getKind();
     Value acc = reduceRows(
-        r, red.getInput(), {},
-        kind == ReduceKind::Max ? -INFINITY : 0.0,
+        r, red.getInput(), {}, kind == ReduceKind::Max ? -INFINITY : 0.0,
         [&](OpBuilder &ob, Location l, ValueRange x, Value a) -> Value {
           if (kind == ReduceKind::Max)
             return arith::MaximumFOp::create(ob, l, x[0], a);
@@ -346,43 +370,50 @@ Value Lowering::lower(Operation *op) {
     if (kind != ReduceKind::Mean && elt == f32)
       return acc;
     double n = static_cast<double>(r.n);
-    return mapRows(r, acc, elt, [&](OpBuilder &ob, Location l, ValueRange x) -> Value {
-      if (kind != ReduceKind::Mean)
-        return x[0];
-      return arith::DivFOp::create(ob, l, x[0], cst(ob, l, n));
-    });
+    return mapRows(r, acc, elt,
+                   [&](OpBuilder &ob, Location l, ValueRange x) -> Value {
+                     if (kind != ReduceKind::Mean)
+                       return x[0];
+                     return arith::DivFOp::create(ob, l, x[0], cst(ob, l, n));
+                   });
   }
   if (auto sm = dyn_cast<SoftmaxOp>(op)) {
     Value x = sm.getInput();
     Rows r = rows(x);
-    Value max = reduceRows(r, x, {}, -INFINITY,
-                           [](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
-                             return arith::MaximumFOp::create(ob, l, v[0], a);
-                           });
-    Value sum = reduceRows(r, x, max, 0.0,
-                           [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
-                             Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
-                             return add(ob, l, math::ExpOp::create(ob, l, d), a);
-                           });
+    Value max = reduceRows(
+        r, x, {}, -INFINITY,
+        [](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
+          return arith::MaximumFOp::create(ob, l, v[0], a);
+        });
+    Value sum = reduceRows(
+        r, x, max, 0.0,
+        [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
+          Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
+          return add(ob, l, math::ExpOp::create(ob, l, d), a);
+        });
     return mapFull(r, x, {max, sum}, {}, elt,
                    [](OpBuilder &ob, Location l, ValueRange v) -> Value {
                      Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
-                     return arith::DivFOp::create(ob, l, math::ExpOp::create(ob, l, d), v[2]);
+                     return arith::DivFOp::create(
+                         ob, l, math::ExpOp::create(ob, l, d), v[2]);
                    });
   }
   if (auto norm = dyn_cast<RMSNormOp>(op)) {
     Value x = norm.getInput();
     Rows r = rows(x);
     double n = static_cast<double>(r.n), eps = norm.getEps().convertToDouble();
-    Value ss = reduceRows(r, x, {}, 0.0,
-                          [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
-                            return add(ob, l, arith::MulFOp::create(ob, l, v[0], v[0]), a);
-                          });
+    Value ss = reduceRows(
+        r, x, {}, 0.0,
+        [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
+          return add(ob, l, arith::MulFOp::create(ob, l, v[0], v[0]), a);
+        });
     // rstd = 1 / sqrt(sum(x^2) / n + eps)
-    Value rstd = mapRows(r, ss, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
-      Value mean = arith::DivFOp::create(ob, l, v[0], cst(ob, l, n));
-      return math::RsqrtOp::create(ob, l, add(ob, l, mean, cst(ob, l, eps)));
-    });
+    Value rstd = mapRows(
+        r, ss, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
+          Value mean = arith::DivFOp::create(ob, l, v[0], cst(ob, l, n));
+          return math::RsqrtOp::create(ob, l,
+                                       add(ob, l, mean, cst(ob, l, eps)));
+        });
     SmallVector<Value> features;
     if (norm.getWeight())
       features.push_back(norm.getWeight());
@@ -398,23 +429,26 @@ Value Lowering::lower(Operation *op) {
     Value x = norm.getInput();
     Rows r = rows(x);
     double n = static_cast<double>(r.n), eps = norm.getEps().convertToDouble();
-    Value sum = reduceRows(r, x, {}, 0.0,
-                           [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
-                             return add(ob, l, v[0], a);
-                           });
-    Value mean = mapRows(r, sum, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
-      return arith::DivFOp::create(ob, l, v[0], cst(ob, l, n));
-    });
-    Value sq = reduceRows(r, x, mean, 0.0,
-                          [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
-                            Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
-                            return add(ob, l, arith::MulFOp::create(ob, l, d, d), a);
-                          });
+    Value sum =
+        reduceRows(r, x, {}, 0.0,
+                   [&](OpBuilder &ob, Location l, ValueRange v,
+                       Value a) -> Value { return add(ob, l, v[0], a); });
+    Value mean = mapRows(
+        r, sum, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
+          return arith::DivFOp::create(ob, l, v[0], cst(ob, l, n));
+        });
+    Value sq = reduceRows(
+        r, x, mean, 0.0,
+        [&](OpBuilder &ob, Location l, ValueRange v, Value a) -> Value {
+          Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
+          return add(ob, l, arith::MulFOp::create(ob, l, d, d), a);
+        });
     // rstd = 1 / sqrt(sum((x - mean)^2) / n + eps): the biased variance.
-    Value rstd = mapRows(r, sq, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
-      Value var = arith::DivFOp::create(ob, l, v[0], cst(ob, l, n));
-      return math::RsqrtOp::create(ob, l, add(ob, l, var, cst(ob, l, eps)));
-    });
+    Value rstd = mapRows(
+        r, sq, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
+          Value var = arith::DivFOp::create(ob, l, v[0], cst(ob, l, n));
+          return math::RsqrtOp::create(ob, l, add(ob, l, var, cst(ob, l, eps)));
+        });
     SmallVector<Value> features;
     bool hasWeight = static_cast<bool>(norm.getWeight());
     if (hasWeight)

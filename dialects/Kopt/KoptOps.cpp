@@ -83,7 +83,8 @@ static LogicalResult verifyBinary(Operation *op) {
                    res = tensorType(op->getResult(0));
   if (l.getElementType() != r.getElementType() ||
       l.getElementType() != res.getElementType())
-    return op->emitOpError("expects one element type for operands and result, got ")
+    return op->emitOpError(
+               "expects one element type for operands and result, got ")
            << l.getElementType() << ", " << r.getElementType() << " -> "
            << res.getElementType();
   FailureOr<SmallVector<int64_t>> shape =
@@ -150,14 +151,13 @@ static LogicalResult verifyNormParam(Operation *op, Value input, Value param,
   if (in.getRank() < 1)
     return op->emitOpError("expects an input of rank 1 or more");
   if (p.getRank() != 1 || p.getDimSize(0) != in.getShape().back())
-    return op->emitOpError() << name << " must have shape ["
-                             << in.getShape().back()
-                             << "] (the input's last dimension), got "
-                             << shapeStr(p.getShape());
+    return op->emitOpError()
+           << name << " must have shape [" << in.getShape().back()
+           << "] (the input's last dimension), got " << shapeStr(p.getShape());
   if (p.getElementType() != in.getElementType())
-    return op->emitOpError() << name << " element type " << p.getElementType()
-                             << " differs from the input's "
-                             << in.getElementType();
+    return op->emitOpError()
+           << name << " element type " << p.getElementType()
+           << " differs from the input's " << in.getElementType();
   return success();
 }
 
@@ -202,7 +202,8 @@ LogicalResult KernelOp::verify() {
   for (auto [arg, input] : llvm::zip(body.getArguments(), getInputs()))
     if (arg.getType() != input.getType())
       return emitOpError("body argument type ")
-             << arg.getType() << " differs from its input's " << input.getType();
+             << arg.getType() << " differs from its input's "
+             << input.getType();
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResults().getTypes())
     return emitOpError("yielded types differ from the result types");
@@ -225,8 +226,9 @@ LogicalResult KernelOp::verify() {
     size_t expected = op->getNumOperands() + op->getNumResults();
     if (!params || params.size() != expected)
       return emitOpError("source needs ")
-             << expected << " parameter names (operands, then result) for 'kopt."
-             << opName << "'";
+             << expected
+             << " parameter names (operands, then result) for 'kopt." << opName
+             << "'";
   }
   return success();
 }

@@ -37,7 +37,7 @@ Value kb::indexConst(OpBuilder &b, Location loc, int64_t v) {
 }
 
 SmallVector<Value> kb::delinearize(OpBuilder &b, Location loc, Value linear,
-                                       ArrayRef<int64_t> shape) {
+                                   ArrayRef<int64_t> shape) {
   SmallVector<Value> idx(shape.size());
   Value rest = linear;
   for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
@@ -53,8 +53,8 @@ SmallVector<Value> kb::delinearize(OpBuilder &b, Location loc, Value linear,
 }
 
 FailureOr<SmallVector<Value>> kb::applyIndexingMap(OpBuilder &b, Location loc,
-                                                       AffineMap map,
-                                                       ValueRange dims) {
+                                                   AffineMap map,
+                                                   ValueRange dims) {
   SmallVector<Value> out;
   for (AffineExpr e : map.getResults()) {
     if (auto d = dyn_cast<AffineDimExpr>(e))
@@ -67,7 +67,8 @@ FailureOr<SmallVector<Value>> kb::applyIndexingMap(OpBuilder &b, Location loc,
   return out;
 }
 
-Value kb::clonePayload(OpBuilder &b, linalg::GenericOp generic, ValueRange args) {
+Value kb::clonePayload(OpBuilder &b, linalg::GenericOp generic,
+                       ValueRange args) {
   Block *body = generic.getBody();
   IRMapping map;
   map.map(body->getArguments(), args);
@@ -112,8 +113,8 @@ Value Lanes::lane(OpBuilder &b, Location loc, int64_t l) const {
   return vector::ExtractOp::create(b, loc, value, l);
 }
 
-FailureOr<Lanes> kb::loadLanes(OpBuilder &b, Location loc, Value mem, AffineMap map,
-                               ValueRange dims, int64_t v) {
+FailureOr<Lanes> kb::loadLanes(OpBuilder &b, Location loc, Value mem,
+                               AffineMap map, ValueRange dims, int64_t v) {
   FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, map, dims);
   if (failed(idx))
     return failure();
@@ -128,8 +129,9 @@ FailureOr<Lanes> kb::loadLanes(OpBuilder &b, Location loc, Value mem, AffineMap 
   Type elt = cast<MemRefType>(mem.getType()).getElementType();
   auto type = VectorType::get({v}, elt);
   int64_t bytes = v * elt.getIntOrFloatBitWidth() / 8;
-  lanes.value = vector::LoadOp::create(b, loc, type, mem, *idx, /*nontemporal=*/false,
-                                       llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+  lanes.value =
+      vector::LoadOp::create(b, loc, type, mem, *idx, /*nontemporal=*/false,
+                             llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
   lanes.isVector = true;
   return lanes;
 }
@@ -179,8 +181,8 @@ Value kb::blockIdX(OpBuilder &b, Location loc) {
 /// adds (linalg's contraction interface).
 static bool isContraction(linalg::GenericOp g) {
   auto iters = g.getIteratorTypesArray();
-  if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 || iters.size() != 3 ||
-      iters[0] != utils::IteratorType::parallel ||
+  if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      iters.size() != 3 || iters[0] != utils::IteratorType::parallel ||
       iters[1] != utils::IteratorType::parallel ||
       iters[2] != utils::IteratorType::reduction)
     return false;
@@ -193,14 +195,15 @@ static bool isContraction(linalg::GenericOp g) {
   };
   return uses(maps[0], dim(0), dim(2)) && uses(maps[1], dim(1), dim(2)) &&
          maps[2] == AffineMap::get(3, 0, {dim(0), dim(1)}, ctx) &&
-         linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(g.getOperation()));
+         linalg::isaContractionOpInterface(
+             cast<linalg::LinalgOp>(g.getOperation()));
 }
 
 FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
   SmallVector<linalg::GenericOp> gs = generics(kernel);
   for (Operation &op : kernel.getBody().front()) {
-    if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp, arith::ConstantOp,
-            YieldOp>(op))
+    if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp,
+            arith::ConstantOp, YieldOp>(op))
       continue;
     return op.emitOpError("is not supported inside a kernel (run "
                           "kopt-lower-to-linalg first)");
@@ -209,15 +212,15 @@ FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
     return kernel.emitOpError("has no linalg.generic to build a kernel from");
   if (llvm::any_of(gs, isContraction))
     return KernelClass::Matmul;
-  bool anyReduction = llvm::any_of(gs, [](linalg::GenericOp g) {
-    return g.getNumReductionLoops() > 0;
-  });
+  bool anyReduction = llvm::any_of(
+      gs, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; });
   if (anyReduction)
     return KernelClass::Row;
   if (gs.size() == 1)
     return KernelClass::Elementwise;
   return kernel.emitOpError("holds ")
-         << gs.size() << " elementwise generics; fused elementwise chains are not "
+         << gs.size()
+         << " elementwise generics; fused elementwise chains are not "
          << "supported yet";
 }
 

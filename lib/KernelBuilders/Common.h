@@ -1,4 +1,4 @@
-//===- Common.h - helpers shared by the kernel builders -----------*- C++ -*-===//
+//===- Common.h - helpers shared by the kernel builders ---------*- C++ -*-===//
 #ifndef KOPT_LIB_KERNELBUILDERS_COMMON_H
 #define KOPT_LIB_KERNELBUILDERS_COMMON_H
 
@@ -30,7 +30,8 @@ struct KernelIO {
 mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
 /// Splits a linear index into the indices of a row-major `shape`.
-llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
+                                           mlir::Location loc,
                                            mlir::Value linear,
                                            llvm::ArrayRef<int64_t> shape);
 
@@ -54,12 +55,14 @@ llvm::SmallVector<mlir::linalg::GenericOp> generics(KernelOp kernel);
 int64_t vectorWidth(mlir::TypeRange types, int64_t n);
 
 /// How an operand is read along the innermost loop dimension `lastDim`:
-/// contiguously (its map's last result is that dimension and no other result uses
-/// it), uniformly (no result uses it: one value for all lanes), or neither.
+/// contiguously (its map's last result is that dimension and no other result
+/// uses it), uniformly (no result uses it: one value for all lanes), or
+/// neither.
 enum class LaneAccess { Contiguous, Uniform, Other };
 LaneAccess laneAccess(mlir::AffineMap map, unsigned lastDim);
 
-/// V lanes of an operand: a vector<V x elt> (contiguous) or one scalar (uniform).
+/// V lanes of an operand: a vector<V x elt> (contiguous) or one scalar
+/// (uniform).
 struct Lanes {
   mlir::Value value;
   bool isVector = false;

@@ -2,12 +2,12 @@
 //
 // A grid-stride loop over the result in row-major order, V consecutive elements
 // per thread per iteration: consecutive threads touch consecutive groups, so a
-// warp's loads and stores are coalesced. V makes each access 16 bytes (8 bf16/f16
-// or 4 f32 elements) when the innermost extent is a multiple of V and every input
-// is read contiguously (or is the same for the V lanes, e.g. a broadcast column)
-// along it; otherwise V = 1. The payload runs once per lane. 256 threads per
-// block; the grid is capped at 8 blocks per SM of an H200 (132 SMs) so that each
-// thread handles several groups when the tensor is large.
+// warp's loads and stores are coalesced. V makes each access 16 bytes (8
+// bf16/f16 or 4 f32 elements) when the innermost extent is a multiple of V and
+// every input is read contiguously (or is the same for the V lanes, e.g. a
+// broadcast column) along it; otherwise V = 1. The payload runs once per lane.
+// 256 threads per block; the grid is capped at 8 blocks per SM of an H200 (132
+// SMs) so that each thread handles several groups when the tensor is large.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +45,8 @@ FailureOr<LaunchConfig> kopt::buildElementwiseKernel(KernelOp kernel,
   for (OpOperand *operand : g.getDpsInputOperands()) {
     Value mem = io.memrefOf(operand->get());
     if (!mem)
-      return g.emitOpError("input #")
-             << operand->getOperandNumber() << " must be an argument of the kernel";
+      return g.emitOpError("input #") << operand->getOperandNumber()
+                                      << " must be an argument of the kernel";
     inputs.push_back(mem);
     types.push_back(getElementTypeOrSelf(mem.getType()));
   }
@@ -61,16 +61,19 @@ FailureOr<LaunchConfig> kopt::buildElementwiseKernel(KernelOp kernel,
   int64_t groups = total / v;
   LaunchConfig cfg;
   cfg.block = {kThreads, 1, 1};
-  cfg.grid = {std::max<int64_t>(
-                  1, std::min<int64_t>(llvm::divideCeil(groups, kThreads), kMaxBlocks)),
-              1, 1};
+  cfg.grid = {
+      std::max<int64_t>(
+          1, std::min<int64_t>(llvm::divideCeil(groups, kThreads), kMaxBlocks)),
+      1, 1};
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Value tid = threadIdX(b, loc), bid = blockIdX(b, loc);
   Value start = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, bid, indexConst(b, loc, kThreads)), tid);
+      b, loc, arith::MulIOp::create(b, loc, bid, indexConst(b, loc, kThreads)),
+      tid);
   Value step = indexConst(b, loc, cfg.grid[0] * kThreads);
-  auto loop = scf::ForOp::create(b, loc, start, indexConst(b, loc, groups), step);
+  auto loop =
+      scf::ForOp::create(b, loc, start, indexConst(b, loc, groups), step);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -80,8 +83,8 @@ FailureOr<LaunchConfig> kopt::buildElementwiseKernel(KernelOp kernel,
     SmallVector<Value> dims = delinearize(b, loc, linear, shape);
     SmallVector<Lanes> lanes;
     for (auto [i, operand] : llvm::enumerate(g.getDpsInputOperands())) {
-      FailureOr<Lanes> l =
-          loadLanes(b, loc, inputs[i], g.getMatchingIndexingMap(operand), dims, v);
+      FailureOr<Lanes> l = loadLanes(
+          b, loc, inputs[i], g.getMatchingIndexingMap(operand), dims, v);
       if (failed(l))
         return g.emitOpError("unsupported indexing map for input #")
                << operand->getOperandNumber();
@@ -89,7 +92,8 @@ FailureOr<LaunchConfig> kopt::buildElementwiseKernel(KernelOp kernel,
     }
     // The output block argument is unused (checked above): bind it to a zero.
     Type outArgType = g.getBody()->getArguments().back().getType();
-    Value unusedOut = arith::ConstantOp::create(b, loc, b.getZeroAttr(outArgType));
+    Value unusedOut =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(outArgType));
     SmallVector<Value> results;
     for (int64_t l = 0; l < v; ++l) {
       SmallVector<Value> args;

@@ -1,10 +1,11 @@
-//===- Matmul.cpp - kernels for contractions -------------------------------===//
+//===- Matmul.cpp - kernels for contractions ------------------------------===//
 //
 // The kernel body is fill(0) + a contraction generic C[m, n] += f(A[.., ..],
 // B[.., ..]) (+ an elementwise rounding generic). Two fixed default schedules:
 //
 // Tensor cores (f16 / bf16 operands, f32 accumulation): mma.sync m16n8k16.
-//   - block tile BM x BN = 128 x 128, K step BK = 32, 256 threads = 8 warps in a
+//   - block tile BM x BN = 128 x 128, K step BK = 32, 256 threads = 8 warps in
+//   a
 //     2 x 4 grid, each warp owning a 64 x 32 tile = 4 x 4 mma tiles of 16 x 8;
 //     for M <= 64 (decode), 64 x 32 tiles with 4 warps in a 1 x 4 grid (64 x 8
 //     warp tiles), for more blocks over the weight matrix;
@@ -16,15 +17,16 @@
 //     stage is filled synchronously (16-byte or element loads); out-of-range
 //     elements are staged as zero;
 //   - fragments come from ldmatrix (x4 for A, x2 for B), accumulators stay in
-//     registers; the epilogue applies the rounding payload and stores inside the
-//     bounds (the accumulator layout of mma.m16n8k16: lane l holds rows l/4 and
-//     l/4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile).
+//     registers; the epilogue applies the rounding payload and stores inside
+//     the bounds (the accumulator layout of mma.m16n8k16: lane l holds rows l/4
+//     and l/4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile).
 //   mma.sync computes exactly the payload's acc + a * b in f32 (the contraction
-//   interface guarantees the payload is a multiply-accumulate); only the order of
-//   the additions differs.
+//   interface guarantees the payload is a multiply-accumulate); only the order
+//   of the additions differs.
 //
 // SIMT (f32 operands, and any other element type): FFMA.
-//   - block tile 64 x 64, K step 16, 256 threads (16 x 16), each owning the 4 x 4
+//   - block tile 64 x 64, K step 16, 256 threads (16 x 16), each owning the 4 x
+//   4
 //     outputs (ty + 16 i, tx + 16 j): stores of a warp are coalesced and
 //     shared-memory reads are conflict-free (B) or broadcasts (A);
 //   - A and B staged as [BK][BM] and [BK][BN]; the payload is cloned per
@@ -32,8 +34,8 @@
 //
 // Both use a 1-D grid over the output tiles, N tiles fastest, and load partial
 // tiles with zeros (the payload adds 0 for them) and mask the stores, so every
-// M, N, K is correct. Multi-stage pipelines (cp.async, TMA), wgmma and schedules
-// chosen per shape are issue #4's work.
+// M, N, K is correct. Multi-stage pipelines (cp.async, TMA), wgmma and
+// schedules chosen per shape are issue #4's work.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,27 +70,33 @@ FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
   if (gs.size() == 2)
     c.epilogue = gs[1];
   if (gs.size() > 2 ||
-      (c.epilogue && (c.epilogue.getNumDpsInputs() != 1 ||
-                      c.epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
-                      !llvm::all_of(c.epilogue.getIndexingMapsArray(),
-                                    [](AffineMap m) { return m.isIdentity(); }))))
-    return kernel.emitOpError("matmul kernels take one elementwise epilogue on the "
-                              "contraction's result at most");
+      (c.epilogue &&
+       (c.epilogue.getNumDpsInputs() != 1 ||
+        c.epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
+        !llvm::all_of(c.epilogue.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))))
+    return kernel.emitOpError(
+        "matmul kernels take one elementwise epilogue on the "
+        "contraction's result at most");
   AffineMap outMap = mm.getIndexingMapsArray().back();
-  if (outMap != AffineMap::getMultiDimIdentityMap(3, mm.getContext()).getMajorSubMap(2))
+  if (outMap !=
+      AffineMap::getMultiDimIdentityMap(3, mm.getContext()).getMajorSubMap(2))
     return mm.emitOpError("contraction output must be indexed (d0, d1)");
   Value result = c.epilogue ? c.epilogue.getResult(0) : mm.getResult(0);
   c.out = io.memrefOf(result);
   c.memA = io.memrefOf(mm.getDpsInputOperand(0)->get());
   c.memB = io.memrefOf(mm.getDpsInputOperand(1)->get());
   if (!c.out || !c.memA || !c.memB)
-    return mm.emitOpError("matmul operands and result must be kernel arguments");
+    return mm.emitOpError(
+        "matmul operands and result must be kernel arguments");
   FloatAttr zeroAttr;
-  if (auto fill = mm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+  if (auto fill =
+          mm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
     if (auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
       zeroAttr = dyn_cast<FloatAttr>(cst.getValue());
   if (!zeroAttr || !zeroAttr.getValue().isZero())
-    return mm.emitOpError("contraction accumulator must start from a fill of 0");
+    return mm.emitOpError(
+        "contraction accumulator must start from a fill of 0");
   SmallVector<int64_t> loops = mm.getStaticLoopRanges();
   c.M = loops[0];
   c.N = loops[1];
@@ -119,10 +127,11 @@ bool kContiguous(AffineMap map) {
 } // namespace
 
 /// Stages one operand tile into shared memory, threads walking the operand's
-/// contiguous dimension for coalesced loads. With `threads` threads; `tid` is the
-/// thread's index. When the operand is contiguous along k, k is a multiple of 8
-/// and shared memory is [outer][k], each thread moves 8 elements (16 bytes for
-/// 16-bit types) per access; a chunk is either wholly inside K or wholly outside.
+/// contiguous dimension for coalesced loads. With `threads` threads; `tid` is
+/// the thread's index. When the operand is contiguous along k, k is a multiple
+/// of 8 and shared memory is [outer][k], each thread moves 8 elements (16 bytes
+/// for 16-bit types) per access; a chunk is either wholly inside K or wholly
+/// outside.
 static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
                                const StageSpec &s, Value outerBase, Value kBase,
                                Value tid, int64_t threads) {
@@ -130,7 +139,8 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
   unsigned bits = elt.getIntOrFloatBitWidth();
   int64_t tileElems = s.tileOuter * s.tileK;
-  Value cOuter = indexConst(b, loc, s.outerSize), cK = indexConst(b, loc, s.kSize);
+  Value cOuter = indexConst(b, loc, s.outerSize),
+        cK = indexConst(b, loc, s.kSize);
 
   auto inBounds = [&](Value outer, Value k) -> Value {
     Value inOuter =
@@ -138,7 +148,8 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
     Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, cK);
     return arith::AndIOp::create(b, loc, inOuter, inK);
   };
-  auto globalIndices = [&](Value outer, Value k) -> FailureOr<SmallVector<Value>> {
+  auto globalIndices = [&](Value outer,
+                           Value k) -> FailureOr<SmallVector<Value>> {
     SmallVector<Value> dims(3, indexConst(b, loc, 0));
     dims[s.outerDim] = outer;
     dims[2] = k;
@@ -146,35 +157,39 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   };
 
   constexpr int64_t kVec = 8;
-  bool vectorized = kCont && s.smemOuterMajor && bits == 16 && s.kSize % kVec == 0 &&
-                    s.tileK % kVec == 0 && (tileElems / kVec) % threads == 0;
+  bool vectorized = kCont && s.smemOuterMajor && bits == 16 &&
+                    s.kSize % kVec == 0 && s.tileK % kVec == 0 &&
+                    (tileElems / kVec) % threads == 0;
   if (vectorized) {
     auto vecType = VectorType::get({kVec}, elt);
     Value zero = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
     int64_t chunksPerRow = s.tileK / kVec;
     for (int64_t r = 0; r < tileElems / kVec / threads; ++r) {
-      Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+      Value e =
+          arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
       Value outerOff =
           arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
       Value kOff = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
+          b, loc,
+          arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
           indexConst(b, loc, kVec));
       Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
       Value k = arith::AddIOp::create(b, loc, kBase, kOff);
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds(outer, k),
-                                    /*withElse=*/true);
+      auto ifOp =
+          scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds(outer, k),
+                            /*withElse=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
         FailureOr<SmallVector<Value>> idx = globalIndices(outer, k);
         if (failed(idx))
           return g.emitOpError("unsupported operand indexing map");
-        scf::YieldOp::create(b, loc,
-                             vector::LoadOp::create(b, loc, vecType, s.mem, *idx,
-                                                    /*nontemporal=*/false,
-                                                    llvm::MaybeAlign(16))
-                                 .getResult());
+        scf::YieldOp::create(
+            b, loc,
+            vector::LoadOp::create(b, loc, vecType, s.mem, *idx,
+                                   /*nontemporal=*/false, llvm::MaybeAlign(16))
+                .getResult());
         b.setInsertionPointToStart(ifOp.elseBlock());
         scf::YieldOp::create(b, loc, zero);
       }
@@ -187,14 +202,16 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
 
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
   for (int64_t r = 0, n = llvm::divideCeil(tileElems, threads); r < n; ++r) {
-    Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+    Value e =
+        arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
     Value outerOff, kOff;
     if (kCont) {
       outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
       kOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
     } else {
       kOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
-      outerOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
+      outerOff =
+          arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
     }
     Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
     Value k = arith::AddIOp::create(b, loc, kBase, kOff);
@@ -206,49 +223,57 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
       FailureOr<SmallVector<Value>> idx = globalIndices(outer, k);
       if (failed(idx))
         return g.emitOpError("unsupported operand indexing map");
-      scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, s.mem, *idx).getResult());
+      scf::YieldOp::create(
+          b, loc, memref::LoadOp::create(b, loc, s.mem, *idx).getResult());
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, zero);
     }
-    SmallVector<Value> smemIdx = s.smemOuterMajor ? SmallVector<Value>{outerOff, kOff}
-                                                  : SmallVector<Value>{kOff, outerOff};
+    SmallVector<Value> smemIdx = s.smemOuterMajor
+                                     ? SmallVector<Value>{outerOff, kOff}
+                                     : SmallVector<Value>{kOff, outerOff};
     memref::StoreOp::create(b, loc, ifOp.getResult(0), s.smem, smemIdx);
   }
   return success();
 }
 
 /// Whether `s` can be staged with 16-byte asynchronous copies: 16-bit elements,
-/// contiguous along k, K a multiple of 8 (a chunk of 8 is wholly inside or outside
-/// K, and every chunk's address is 16-byte aligned).
+/// contiguous along k, K a multiple of 8 (a chunk of 8 is wholly inside or
+/// outside K, and every chunk's address is 16-byte aligned).
 static bool asyncCopyable(const StageSpec &s, int64_t threads) {
   Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
-  return kContiguous(s.map) && elt.getIntOrFloatBitWidth() == 16 && s.kSize % 8 == 0 &&
-         s.tileK % 8 == 0 && (s.tileOuter * s.tileK / 8) % threads == 0;
+  return kContiguous(s.map) && elt.getIntOrFloatBitWidth() == 16 &&
+         s.kSize % 8 == 0 && s.tileK % 8 == 0 &&
+         (s.tileOuter * s.tileK / 8) % threads == 0;
 }
 
-/// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of one
-/// operand tile into `stage` of s.smem ([stages][outer][k]); returns the tokens.
-static FailureOr<SmallVector<Value>> issueTileAsync(OpBuilder &b, Location loc,
-                                                    linalg::GenericOp g,
-                                                    const StageSpec &s, Value stage,
-                                                    Value outerBase, Value kBase,
-                                                    Value tid, int64_t threads) {
+/// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of
+/// one operand tile into `stage` of s.smem ([stages][outer][k]); returns the
+/// tokens.
+static FailureOr<SmallVector<Value>>
+issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
+               const StageSpec &s, Value stage, Value outerBase, Value kBase,
+               Value tid, int64_t threads) {
   constexpr int64_t kVec = 8;
-  Value cOuter = indexConst(b, loc, s.outerSize), cK = indexConst(b, loc, s.kSize);
+  Value cOuter = indexConst(b, loc, s.outerSize),
+        cK = indexConst(b, loc, s.kSize);
   Value c0 = indexConst(b, loc, 0);
   int64_t chunksPerRow = s.tileK / kVec;
   SmallVector<Value> tokens;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t r = 0; r < s.tileOuter * s.tileK / kVec / threads; ++r) {
-    Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
-    Value outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
+    Value e =
+        arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+    Value outerOff =
+        arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
     Value kOff = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
+        b, loc,
+        arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
         indexConst(b, loc, kVec));
     Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
     Value k = arith::AddIOp::create(b, loc, kBase, kOff);
     Value inside = arith::AndIOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer, cOuter),
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer, cOuter),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, cK));
     // Outside the bounds: read nothing (source size 0 zero-fills the 16 bytes)
     // from a valid address.
@@ -258,20 +283,22 @@ static FailureOr<SmallVector<Value>> issueTileAsync(OpBuilder &b, Location loc,
     FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, s.map, dims);
     if (failed(idx))
       return g.emitOpError("unsupported operand indexing map");
-    Value srcElements = arith::SelectOp::create(b, loc, inside, indexConst(b, loc, kVec),
-                                                c0);
+    Value srcElements =
+        arith::SelectOp::create(b, loc, inside, indexConst(b, loc, kVec), c0);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, s.smem, ValueRange{stage, outerOff, kOff}, s.mem, *idx,
-        b.getIndexAttr(kVec), srcElements, b.getUnitAttr()));
+        b, loc, tokenType, s.smem, ValueRange{stage, outerOff, kOff}, s.mem,
+        *idx, b.getIndexAttr(kVec), srcElements, b.getUnitAttr()));
   }
   return tokens;
 }
 
 /// The 1-D tile grid (N tiles fastest) and this block's tile origin (m0, n0).
-static FailureOr<std::pair<Value, Value>>
-tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm, int64_t bn,
-           LaunchConfig &cfg) {
-  int64_t tilesN = llvm::divideCeil(c.N, bn), tilesM = llvm::divideCeil(c.M, bm);
+static FailureOr<std::pair<Value, Value>> tileOrigin(OpBuilder &b, Location loc,
+                                                     const Contraction &c,
+                                                     int64_t bm, int64_t bn,
+                                                     LaunchConfig &cfg) {
+  int64_t tilesN = llvm::divideCeil(c.N, bn),
+          tilesM = llvm::divideCeil(c.M, bm);
   if (tilesN * tilesM > kMaxGridX)
     return linalg::GenericOp(c.mm).emitOpError("needs ")
            << tilesN * tilesM << " blocks of " << bm << "x" << bn
@@ -288,8 +315,8 @@ tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm, int64_t
 }
 
 /// Rounds (epilogue payload) and stores `v` at (m, n) when inside the bounds.
-static void storeResult(OpBuilder &b, Location loc, const Contraction &c, Value v,
-                        Value m, Value n) {
+static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
+                        Value v, Value m, Value n) {
   Value inM = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
                                     indexConst(b, loc, c.M));
   Value inN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
@@ -300,12 +327,14 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c, Value 
   b.setInsertionPointToStart(ifOp.thenBlock());
   Type outElt = cast<MemRefType>(c.out.getType()).getElementType();
   if (c.epilogue)
-    v = clonePayload(b, c.epilogue,
-                     {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
+    v = clonePayload(
+        b, c.epilogue,
+        {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
   memref::StoreOp::create(b, loc, v, c.out, ValueRange{m, n});
 }
 
-static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type elt) {
+static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
+                                  Type elt) {
   return MemRefType::get(
       shape, elt, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
@@ -322,7 +351,8 @@ constexpr int64_t kTM = kBM / kTY, kTN = kBN / kTX;
 constexpr int64_t kThreads = kTX * kTY;
 } // namespace simt
 
-static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp func) {
+static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
+                                         gpu::GPUFuncOp func) {
   using namespace simt;
   linalg::GenericOp mm = c.mm;
   Location loc = mm.getLoc();
@@ -332,13 +362,16 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp fu
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type eltA = cast<MemRefType>(c.memA.getType()).getElementType();
   Type eltB = cast<MemRefType>(c.memB.getType()).getElementType();
-  Value smemA = func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBM}, eltA), loc);
-  Value smemB = func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBN}, eltB), loc);
+  Value smemA =
+      func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBM}, eltA), loc);
+  Value smemB =
+      func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBN}, eltB), loc);
 
   Value tid = threadIdX(b, loc);
   Value tx = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
   Value ty = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
-  FailureOr<std::pair<Value, Value>> origin = tileOrigin(b, loc, c, kBM, kBN, cfg);
+  FailureOr<std::pair<Value, Value>> origin =
+      tileOrigin(b, loc, c, kBM, kBN, cfg);
   if (failed(origin))
     return failure();
   auto [m0, n0] = *origin;
@@ -346,9 +379,10 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp fu
   Type accType = mm.getBody()->getArguments().back().getType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
   SmallVector<Value> accInit(kTM * kTN, zero);
-  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                                  indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
-                                  indexConst(b, loc, 1), accInit);
+  auto kLoop =
+      scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                         indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
+                         indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -360,20 +394,22 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp fu
         failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
       return failure();
     gpu::BarrierOp::create(b, loc);
-    auto inner = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                                    indexConst(b, loc, kBK), indexConst(b, loc, 1),
-                                    kLoop.getRegionIterArgs());
+    auto inner = scf::ForOp::create(
+        b, loc, indexConst(b, loc, 0), indexConst(b, loc, kBK),
+        indexConst(b, loc, 1), kLoop.getRegionIterArgs());
     {
       OpBuilder::InsertionGuard innerGuard(b);
       b.setInsertionPointToStart(inner.getBody());
       Value kk = inner.getInductionVar();
       SmallVector<Value> av(kTM), bv(kTN);
       for (int64_t i = 0; i < kTM; ++i) {
-        Value row = arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY));
+        Value row =
+            arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY));
         av[i] = memref::LoadOp::create(b, loc, smemA, ValueRange{kk, row});
       }
       for (int64_t j = 0; j < kTN; ++j) {
-        Value col = arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX));
+        Value col =
+            arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX));
         bv[j] = memref::LoadOp::create(b, loc, smemB, ValueRange{kk, col});
       }
       SmallVector<Value> next;
@@ -389,10 +425,12 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp fu
 
   for (int64_t i = 0; i < kTM; ++i) {
     Value m = arith::AddIOp::create(
-        b, loc, m0, arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY)));
+        b, loc, m0,
+        arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY)));
     for (int64_t j = 0; j < kTN; ++j) {
       Value n = arith::AddIOp::create(
-          b, loc, n0, arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX)));
+          b, loc, n0,
+          arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX)));
       storeResult(b, loc, c, kLoop.getResult(i * kTN + j), m, n);
     }
   }
@@ -404,8 +442,8 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c, gpu::GPUFuncOp fu
 // Tensor-core schedule (mma.sync m16n8k16)
 //===----------------------------------------------------------------------===//
 
-/// The tile shape of the tensor-core schedule. Warps form a warpsM x warpsN grid;
-/// each owns a (bm / warpsM) x (bn / warpsN) tile of 16 x 8 mma tiles.
+/// The tile shape of the tensor-core schedule. Warps form a warpsM x warpsN
+/// grid; each owns a (bm / warpsM) x (bn / warpsN) tile of 16 x 8 mma tiles.
 struct MmaTiles {
   int64_t bm, bn, bk = 32, pad = 8, warpsM, warpsN;
   int64_t warpTileM() const { return bm / warpsM; }
@@ -421,8 +459,10 @@ struct MmaTiles {
 /// 132 SMs, against 32 blocks of 128 columns).
 static MmaTiles chooseMmaTiles(const Contraction &c) {
   if (c.M <= 64)
-    return MmaTiles{/*bm=*/64, /*bn=*/32, 32, 8, /*warpsM=*/1, /*warpsN=*/4};
-  return MmaTiles{/*bm=*/128, /*bn=*/128, 32, 8, /*warpsM=*/2, /*warpsN=*/4};
+    return MmaTiles{/*bm=*/64, /*bn=*/32,    32,
+                    8,         /*warpsM=*/1, /*warpsN=*/4};
+  return MmaTiles{/*bm=*/128, /*bn=*/128,   32,
+                  8,          /*warpsM=*/2, /*warpsN=*/4};
 }
 
 /// Whether the tensor-core schedule computes this contraction: f16 x f16 or
@@ -436,7 +476,8 @@ static bool usesTensorCores(const Contraction &c) {
 
 /// One register of an ldmatrix fragment as mma.sync takes it: vector<2xf16> for
 /// f16, an i32 holding two bf16 for bf16.
-static Value fragmentRegister(OpBuilder &b, Location loc, Value frag, int64_t i) {
+static Value fragmentRegister(OpBuilder &b, Location loc, Value frag,
+                              int64_t i) {
   Value pair = vector::ExtractOp::create(b, loc, frag, i);
   auto pairType = cast<VectorType>(pair.getType());
   if (pairType.getElementType().isF16())
@@ -446,7 +487,8 @@ static Value fragmentRegister(OpBuilder &b, Location loc, Value frag, int64_t i)
   return vector::ExtractOp::create(b, loc, packed, 0);
 }
 
-static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp func) {
+static FailureOr<LaunchConfig> buildMma(const Contraction &c,
+                                        gpu::GPUFuncOp func) {
   const MmaTiles t = chooseMmaTiles(c);
   const int64_t kBM = t.bm, kBN = t.bn, kBK = t.bk, kPad = t.pad;
   const int64_t kWarpsN = t.warpsN, kWarpTileM = t.warpTileM(),
@@ -469,8 +511,10 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
     shapeA.insert(shapeA.begin(), 2);
     shapeB.insert(shapeB.begin(), 2);
   }
-  Value smemA = func.addWorkgroupAttribution(workgroupBuffer(b, shapeA, elt), loc);
-  Value smemB = func.addWorkgroupAttribution(workgroupBuffer(b, shapeB, elt), loc);
+  Value smemA =
+      func.addWorkgroupAttribution(workgroupBuffer(b, shapeA, elt), loc);
+  Value smemB =
+      func.addWorkgroupAttribution(workgroupBuffer(b, shapeB, elt), loc);
   a.smem = smemA;
   bs.smem = smemB;
   // 16-byte vector stores and ldmatrix rows need 16-byte aligned buffers (rows
@@ -482,11 +526,16 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
   Value tid = threadIdX(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
   Value warp = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, 32));
-  Value warpM = arith::DivUIOp::create(b, loc, warp, indexConst(b, loc, kWarpsN));
-  Value warpN = arith::RemUIOp::create(b, loc, warp, indexConst(b, loc, kWarpsN));
-  Value warpRow = arith::MulIOp::create(b, loc, warpM, indexConst(b, loc, kWarpTileM));
-  Value warpCol = arith::MulIOp::create(b, loc, warpN, indexConst(b, loc, kWarpTileN));
-  FailureOr<std::pair<Value, Value>> origin = tileOrigin(b, loc, c, kBM, kBN, cfg);
+  Value warpM =
+      arith::DivUIOp::create(b, loc, warp, indexConst(b, loc, kWarpsN));
+  Value warpN =
+      arith::RemUIOp::create(b, loc, warp, indexConst(b, loc, kWarpsN));
+  Value warpRow =
+      arith::MulIOp::create(b, loc, warpM, indexConst(b, loc, kWarpTileM));
+  Value warpCol =
+      arith::MulIOp::create(b, loc, warpN, indexConst(b, loc, kWarpTileN));
+  FailureOr<std::pair<Value, Value>> origin =
+      tileOrigin(b, loc, c, kBM, kBN, cfg);
   if (failed(origin))
     return failure();
   auto [m0, n0] = *origin;
@@ -525,9 +574,10 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
   };
   if (pipelined && failed(issueGroup(indexConst(b, loc, 0))))
     return failure();
-  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                                  indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
-                                  indexConst(b, loc, 1), accInit);
+  auto kLoop =
+      scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                         indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
+                         indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -536,12 +586,13 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
     if (pipelined) {
       // Tile kt + 1 goes to the other stage (past the last tile the copies read
       // nothing and zero-fill a stage nobody reads); then wait for tile kt.
-      FailureOr<Value> group = issueGroup(
-          arith::AddIOp::create(b, loc, kt, indexConst(b, loc, 1)));
+      FailureOr<Value> group =
+          issueGroup(arith::AddIOp::create(b, loc, kt, indexConst(b, loc, 1)));
       if (failed(group))
         return failure();
       nvgpu::DeviceAsyncWaitOp::create(b, loc, *group, b.getI32IntegerAttr(1));
-      stageIdx.push_back(arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, 2)));
+      stageIdx.push_back(
+          arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, 2)));
     } else {
       Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
       if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
@@ -552,19 +603,23 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
 
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
     auto f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
     auto fragA = VectorType::get({4, 2}, elt);
     auto fragB = VectorType::get({2, 2}, elt);
-    NVVM::MMATypes ptxType = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    NVVM::MMATypes ptxType =
+        elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
     for (int64_t ks = 0; ks < kBK / 16; ++ks) {
       Value kOff = indexConst(b, loc, ks * 16);
-      // One ldmatrix: this lane's row (warpBase + laneRow + tileOffset) and column
-      // (laneCol + kOff) of `smem` in the current stage.
-      auto ldmatrix = [&](Value smem, VectorType type, Value warpBase, Value laneRow,
-                          Value laneCol, int64_t tileOffset, int64_t tiles) {
+      // One ldmatrix: this lane's row (warpBase + laneRow + tileOffset) and
+      // column (laneCol + kOff) of `smem` in the current stage.
+      auto ldmatrix = [&](Value smem, VectorType type, Value warpBase,
+                          Value laneRow, Value laneCol, int64_t tileOffset,
+                          int64_t tiles) {
         Value row = arith::AddIOp::create(
             b, loc, warpBase,
-            arith::AddIOp::create(b, loc, laneRow, indexConst(b, loc, tileOffset)));
+            arith::AddIOp::create(b, loc, laneRow,
+                                  indexConst(b, loc, tileOffset)));
         SmallVector<Value> idx(stageIdx);
         idx.append({row, arith::AddIOp::create(b, loc, laneCol, kOff)});
         return nvgpu::LdMatrixOp::create(b, loc, type, smem, idx,
@@ -626,7 +681,8 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c, gpu::GPUFuncOp fun
   return cfg;
 }
 
-FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func) {
+FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
+                                                gpu::GPUFuncOp func) {
   KernelIO io(kernel, func);
   FailureOr<Contraction> c = analyze(kernel, io);
   if (failed(c))

@@ -6,13 +6,13 @@
 //      initialised by linalg.fill with the combiner's identity;
 //   B. row-scalar maps over the leading dimensions (e.g. rsqrt(ss / n + eps));
 //   C. full maps writing the result row (e.g. x * rstd * w).
-// The kernel gives each row one block of T threads. A reduction runs its payload
-// in a strided loop per thread (thread t takes columns [tV, tV+V), then T*V
-// further on, ...; V columns per 16-byte access when the row length allows, else
-// V = 1), combines the
-// partials with the payload's combiner through a warp shuffle tree (xor 16..1),
-// then across warps through shared memory; every thread ends with the row value.
-// B payloads run redundantly in every thread; C loops like A and stores.
+// The kernel gives each row one block of T threads. A reduction runs its
+// payload in a strided loop per thread (thread t takes columns [tV, tV+V), then
+// T*V further on, ...; V columns per 16-byte access when the row length allows,
+// else V = 1), combines the partials with the payload's combiner through a warp
+// shuffle tree (xor 16..1), then across warps through shared memory; every
+// thread ends with the row value. B payloads run redundantly in every thread; C
+// loops like A and stores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,7 +49,8 @@ static Operation *findCombiner(linalg::GenericOp g) {
   return comb;
 }
 
-static Value combine(OpBuilder &b, Location loc, Operation *comb, Value x, Value y) {
+static Value combine(OpBuilder &b, Location loc, Operation *comb, Value x,
+                     Value y) {
   OperationState state(loc, comb->getName(), ValueRange{x, y},
                        comb->getResultTypes(), comb->getAttrs());
   return b.create(state)->getResult(0);
@@ -66,8 +67,8 @@ public:
   FailureOr<LaunchConfig> build();
 
 private:
-  FailureOr<Lanes> operandLanes(linalg::GenericOp g, OpOperand *o, ValueRange dims,
-                                int64_t v);
+  FailureOr<Lanes> operandLanes(linalg::GenericOp g, OpOperand *o,
+                                ValueRange dims, int64_t v);
   FailureOr<SmallVector<Lanes>> inputLanes(linalg::GenericOp g, ValueRange dims,
                                            int64_t v);
   Value warpReduce(Operation *comb, Value v);
@@ -89,15 +90,16 @@ private:
   int64_t threads = kWarpSize;
   int64_t vec = 1; // columns per access (16-byte accesses when possible)
   Value tid, lane, smem;
-  Value firstColumn; // tid * vec
-  SmallVector<Value> rowIdx;              // this block's row, per leading dim
-  DenseMap<Value, Value> scalars;         // row tensors -> this row's scalar
+  Value firstColumn;              // tid * vec
+  SmallVector<Value> rowIdx;      // this block's row, per leading dim
+  DenseMap<Value, Value> scalars; // row tensors -> this row's scalar
 };
 
 } // namespace
 
-FailureOr<Lanes> RowKernelBuilder::operandLanes(linalg::GenericOp g, OpOperand *o,
-                                                ValueRange dims, int64_t v) {
+FailureOr<Lanes> RowKernelBuilder::operandLanes(linalg::GenericOp g,
+                                                OpOperand *o, ValueRange dims,
+                                                int64_t v) {
   AffineMap map = g.getMatchingIndexingMap(o);
   if (Value s = scalars.lookup(o->get())) {
     // A row value: it must be read at this row.
@@ -106,7 +108,8 @@ FailureOr<Lanes> RowKernelBuilder::operandLanes(linalg::GenericOp g, OpOperand *
     for (unsigned i = 0; i < rowIdx.size(); ++i)
       rowExprs.push_back(b.getAffineDimExpr(i));
     if (map != AffineMap::get(map.getNumDims(), 0, rowExprs, b.getContext()))
-      return g.emitOpError("reads a row value with an unsupported indexing map");
+      return g.emitOpError(
+          "reads a row value with an unsupported indexing map");
     return Lanes{s, false};
   }
   Value mem = io.memrefOf(o->get());
@@ -121,8 +124,8 @@ FailureOr<Lanes> RowKernelBuilder::operandLanes(linalg::GenericOp g, OpOperand *
   return *lanes;
 }
 
-FailureOr<SmallVector<Lanes>> RowKernelBuilder::inputLanes(linalg::GenericOp g,
-                                                           ValueRange dims, int64_t v) {
+FailureOr<SmallVector<Lanes>>
+RowKernelBuilder::inputLanes(linalg::GenericOp g, ValueRange dims, int64_t v) {
   SmallVector<Lanes> args;
   for (OpOperand *o : g.getDpsInputOperands()) {
     FailureOr<Lanes> l = operandLanes(g, o, dims, v);
@@ -135,8 +138,8 @@ FailureOr<SmallVector<Lanes>> RowKernelBuilder::inputLanes(linalg::GenericOp g,
 
 /// The payload's arguments for lane `l`, then `last` (the accumulator or the
 /// unused output).
-static SmallVector<Value> laneArgs(OpBuilder &b, Location loc, ArrayRef<Lanes> in,
-                                   int64_t l, Value last) {
+static SmallVector<Value> laneArgs(OpBuilder &b, Location loc,
+                                   ArrayRef<Lanes> in, int64_t l, Value last) {
   SmallVector<Value> args;
   for (const Lanes &x : in)
     args.push_back(x.lane(b, loc, l));
@@ -160,7 +163,8 @@ Value RowKernelBuilder::blockReduce(Operation *comb, Value v, Value identity) {
     return v;
   // Lane 0 of every warp publishes its warp's value; then every warp reduces
   // the published values, so that all threads hold the row's value.
-  Value warp = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
+  Value warp =
+      arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
   Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                         indexConst(b, loc, 0));
   auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
@@ -173,7 +177,8 @@ Value RowKernelBuilder::blockReduce(Operation *comb, Value v, Value identity) {
   int64_t numWarps = threads / kWarpSize;
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
                                         indexConst(b, loc, numWarps));
-  Value slot = arith::MinUIOp::create(b, loc, lane, indexConst(b, loc, numWarps - 1));
+  Value slot =
+      arith::MinUIOp::create(b, loc, lane, indexConst(b, loc, numWarps - 1));
   Value published = memref::LoadOp::create(b, loc, smem, slot);
   Value x = arith::SelectOp::create(b, loc, inRange, published, identity);
   Value r = warpReduce(comb, x);
@@ -194,16 +199,18 @@ void RowKernelBuilder::storeRowScalar(Value v, Value mem) {
 LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
   Operation *comb = findCombiner(g);
   if (!comb)
-    return g.emitOpError("reduction payload must end in acc = comb(value, acc) with "
-                         "comb one of addf, mulf, maximumf, minimumf, maxnumf, "
-                         "minnumf");
+    return g.emitOpError(
+        "reduction payload must end in acc = comb(value, acc) with "
+        "comb one of addf, mulf, maximumf, minimumf, maxnumf, "
+        "minnumf");
   Value init = fillValue(b, g.getDpsInitOperand(0)->get());
   if (!init)
     return g.emitOpError("reduction accumulator must be initialised by a "
                          "linalg.fill of a constant");
   int64_t n = shape.back();
-  auto loop = scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, n),
-                                 indexConst(b, loc, threads * vec), ValueRange{init});
+  auto loop =
+      scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, n),
+                         indexConst(b, loc, threads * vec), ValueRange{init});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -249,8 +256,9 @@ LogicalResult RowKernelBuilder::buildFullMap(linalg::GenericOp g) {
     return g.emitOpError("full-row maps need an identity output map");
   if (!g.getBody()->getArguments().back().use_empty())
     return g.emitOpError("full-row payloads must not read their output");
-  auto loop = scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, shape.back()),
-                                 indexConst(b, loc, threads * vec));
+  auto loop =
+      scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, shape.back()),
+                         indexConst(b, loc, threads * vec));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   SmallVector<Value> dims(rowIdx);
@@ -262,16 +270,16 @@ LogicalResult RowKernelBuilder::buildFullMap(linalg::GenericOp g) {
   Value unusedOut = arith::ConstantOp::create(b, loc, b.getZeroAttr(outType));
   SmallVector<Value> results;
   for (int64_t l = 0; l < vec; ++l)
-    results.push_back(clonePayload(b, g, laneArgs(b, loc, *lanes, l, unusedOut)));
+    results.push_back(
+        clonePayload(b, g, laneArgs(b, loc, *lanes, l, unusedOut)));
   storeLanes(b, loc, results, out, dims);
   return success();
 }
 
 FailureOr<LaunchConfig> RowKernelBuilder::build() {
   SmallVector<linalg::GenericOp> gs = generics(kernel);
-  auto first = llvm::find_if(gs, [](linalg::GenericOp g) {
-    return g.getNumReductionLoops() > 0;
-  });
+  auto first = llvm::find_if(
+      gs, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; });
   shape = (*first).getStaticLoopRanges();
   if (llvm::any_of(shape, ShapedType::isDynamic))
     return (*first).emitOpError("needs static loop ranges");
@@ -292,7 +300,8 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
       if (!mem)
         continue;
       types.push_back(getElementTypeOrSelf(mem.getType()));
-      if (laneAccess(g.getMatchingIndexingMap(&o), rank - 1) == LaneAccess::Other)
+      if (laneAccess(g.getMatchingIndexingMap(&o), rank - 1) ==
+          LaneAccess::Other)
         vectorizable = false;
     }
   }
@@ -300,7 +309,8 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
 
   if (numElements(rowShape) > kMaxGridX)
     return kernel.emitOpError("has ")
-           << numElements(rowShape) << " rows, more than a grid's " << kMaxGridX;
+           << numElements(rowShape) << " rows, more than a grid's "
+           << kMaxGridX;
   LaunchConfig cfg;
   cfg.grid = {numElements(rowShape), 1, 1};
   cfg.block = {threads, 1, 1};
@@ -311,28 +321,34 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
   smem = func.addWorkgroupAttribution(smemType, loc);
   tid = threadIdX(b, loc);
   lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
-  firstColumn = vec == 1 ? tid
-                         : arith::MulIOp::create(b, loc, tid, indexConst(b, loc, vec))
-                               .getResult();
+  firstColumn =
+      vec == 1 ? tid
+               : arith::MulIOp::create(b, loc, tid, indexConst(b, loc, vec))
+                     .getResult();
   rowIdx = delinearize(b, loc, blockIdX(b, loc), rowShape);
 
   for (linalg::GenericOp g : gs) {
     SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
     unsigned numReduction = g.getNumReductionLoops();
     LogicalResult built = failure();
-    if (g.getStaticLoopRanges() == ArrayRef<int64_t>(shape).take_front(iters.size()) &&
+    if (g.getStaticLoopRanges() ==
+            ArrayRef<int64_t>(shape).take_front(iters.size()) &&
         iters.size() == rank && numReduction == 1 &&
-        iters.back() == utils::IteratorType::reduction && g.getNumDpsInits() == 1)
+        iters.back() == utils::IteratorType::reduction &&
+        g.getNumDpsInits() == 1)
       built = buildReduction(g);
-    else if (numReduction == 0 && iters.size() == rank - 1 && g.getNumDpsInits() == 1)
+    else if (numReduction == 0 && iters.size() == rank - 1 &&
+             g.getNumDpsInits() == 1)
       built = buildRowMap(g);
-    else if (numReduction == 0 && iters.size() == rank && g.getNumDpsInits() == 1 &&
+    else if (numReduction == 0 && iters.size() == rank &&
+             g.getNumDpsInits() == 1 &&
              g.getStaticLoopRanges() == ArrayRef<int64_t>(shape))
       built = buildFullMap(g);
     else
-      return g.emitOpError("does not fit a row kernel: expected a reduction over "
-                           "the last dimension, a map over the rows, or a map over "
-                           "the full ")
+      return g.emitOpError(
+                 "does not fit a row kernel: expected a reduction over "
+                 "the last dimension, a map over the rows, or a map over "
+                 "the full ")
              << rank << "-D domain";
     if (failed(built))
       return failure();
@@ -341,6 +357,7 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
   return cfg;
 }
 
-FailureOr<LaunchConfig> kopt::buildRowKernel(KernelOp kernel, gpu::GPUFuncOp func) {
+FailureOr<LaunchConfig> kopt::buildRowKernel(KernelOp kernel,
+                                             gpu::GPUFuncOp func) {
   return RowKernelBuilder(kernel, func).build();
 }

@@ -21,8 +21,8 @@ std::string kopt::resolveCudaPath(llvm::StringRef explicitPath) {
 }
 
 /// Asks LLVM's NVVMReflect pass to answer __nvvm_reflect("__CUDA_PREC_SQRT")
-/// with 1, as nvcc does by default (-prec-sqrt=true): libdevice's __nv_sqrtf then
-/// computes sqrt.rn.f32 (correctly rounded, like CUDA's sqrtf and PyTorch)
+/// with 1, as nvcc does by default (-prec-sqrt=true): libdevice's __nv_sqrtf
+/// then computes sqrt.rn.f32 (correctly rounded, like CUDA's sqrtf and PyTorch)
 /// instead of sqrt.approx.f32. The NVPTX backend reads this only from its
 /// command-line option `nvvm-reflect-add`, so set that option once.
 static void requestPreciseSqrt() {
@@ -37,7 +37,8 @@ static void requestPreciseSqrt() {
   (void)done;
 }
 
-void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opts) {
+void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
+                                  const KoptToPTXOptions &opts) {
   requestPreciseSqrt();
   KoptCheckTargetOptions check;
   check.chip = opts.chip;
@@ -52,7 +53,8 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm, const KoptToPTXOptions &opt
   // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md).
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
-  os << "gpu.module(convert-scf-to-cf,expand-strided-metadata,convert-nvgpu-to-nvvm,"
+  os << "gpu.module(convert-scf-to-cf,expand-strided-metadata,convert-nvgpu-to-"
+        "nvvm,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
         "convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts),"
      << "nvvm-attach-target{chip=" << opts.chip << " features=" << opts.features
@@ -79,13 +81,15 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                                llvm::cl::init("+ptx80")};
   Option<std::string> output{
       *this, "output",
-      llvm::cl::desc("PTX file to write; the manifest goes beside it as .json")};
+      llvm::cl::desc(
+          "PTX file to write; the manifest goes beside it as .json")};
   Option<std::string> cudaPath{
       *this, "cuda-path",
-      llvm::cl::desc("CUDA toolkit whose libdevice is linked (default: $CUDA_HOME, "
-                     "$CUDA_ROOT, $CUDA_PATH, then /usr/local/cuda)")};
-  Option<unsigned> optLevel{*this, "O", llvm::cl::desc("LLVM optimization level"),
-                            llvm::cl::init(3)};
+      llvm::cl::desc(
+          "CUDA toolkit whose libdevice is linked (default: $CUDA_HOME, "
+          "$CUDA_ROOT, $CUDA_PATH, then /usr/local/cuda)")};
+  Option<unsigned> optLevel{
+      *this, "O", llvm::cl::desc("LLVM optimization level"), llvm::cl::init(3)};
 };
 } // namespace
 

@@ -43,7 +43,8 @@ SmallVector<std::string> kopt::unresolvedFunctions(StringRef ptx) {
     // `.extern .func (.param .b32 retval) __nv_expf(` or `.extern .func foo(`
     line = line.trim();
     if (line.starts_with("("))
-      line = line.drop_until([](char c) { return c == ')'; }).drop_front().trim();
+      line =
+          line.drop_until([](char c) { return c == ')'; }).drop_front().trim();
     names.push_back(line.take_until([](char c) { return c == '(' || c == ';'; })
                         .trim()
                         .str());
@@ -58,7 +59,8 @@ static FailureOr<std::string> dtypeName(Operation *at, Type t) {
     return std::string("f16");
   if (t.isBF16())
     return std::string("bf16");
-  return emitError(at->getLoc(), "unsupported element type ") << t << " in the manifest",
+  return emitError(at->getLoc(), "unsupported element type ")
+             << t << " in the manifest",
          failure();
 }
 
@@ -110,22 +112,23 @@ static json attrJSON(Attribute a) {
   return s;
 }
 
-static FailureOr<std::array<int64_t, 3>> dims(gpu::LaunchFuncOp launch,
-                                              gpu::KernelDim3 d, StringRef what) {
+static FailureOr<std::array<int64_t, 3>>
+dims(gpu::LaunchFuncOp launch, gpu::KernelDim3 d, StringRef what) {
   std::array<int64_t, 3> out;
   Value vs[3] = {d.x, d.y, d.z};
   for (int i = 0; i < 3; ++i) {
     std::optional<int64_t> c = getConstantIntValue(vs[i]);
     if (!c)
-      return emitError(launch.getLoc(), "the launch's ") << what << " is not constant",
+      return emitError(launch.getLoc(), "the launch's ")
+                 << what << " is not constant",
              failure();
     out[i] = *c;
   }
   return out;
 }
 
-FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileName,
-                                           StringRef chip) {
+FailureOr<std::string>
+kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
   json manifest;
   manifest["kopt_manifest_version"] = 1;
   manifest["chip"] = chip.str();
@@ -141,13 +144,14 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
     int64_t numInputs = func.getNumArguments() - numResults;
     json fn;
     fn["name"] = func.getName().str();
-    json args = json::array(), buffers = json::array(), launches = json::array();
+    json args = json::array(), buffers = json::array(),
+         launches = json::array();
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       bool isInput = static_cast<int64_t>(i) < numInputs;
       std::string name = isInput ? "arg" + std::to_string(i)
                                  : "out" + std::to_string(i - numInputs);
-      FailureOr<json> j = bufferJSON(func, arg.getType(), name,
-                                     isInput ? "input" : "output");
+      FailureOr<json> j =
+          bufferJSON(func, arg.getType(), name, isInput ? "input" : "output");
       if (failed(j))
         return failure();
       args.push_back(*j);
@@ -177,7 +181,8 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
         return emitError(launch.getLoc(), "kernel '")
                    << launch.getKernelName().getValue()
                    << "' has no `source` naming the op it computes (kopt-fuse "
-                      "sets it on each kopt.kernel); the launch manifest needs it",
+                      "sets it on each kopt.kernel); the launch manifest needs "
+                      "it",
                WalkResult::interrupt();
       {
         if (auto name = source.getAs<StringAttr>("name"))
@@ -193,8 +198,8 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
         numKernelInputs = n.getInt();
       json params = json::array(), launchArgs = json::array();
       for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
-        std::string name = i < paramNames.size() ? paramNames[i]
-                                                 : "p" + std::to_string(i);
+        std::string name =
+            i < paramNames.size() ? paramNames[i] : "p" + std::to_string(i);
         bool isInput = static_cast<int64_t>(i) < numKernelInputs;
         FailureOr<json> j =
             bufferJSON(launch, v.getType(), name, isInput ? "input" : "output");
@@ -223,7 +228,8 @@ FailureOr<std::string> kopt::buildManifest(ModuleOp module, StringRef ptxFileNam
       if (Value s = launch.getDynamicSharedMemorySize()) {
         std::optional<int64_t> c = getConstantIntValue(s);
         if (!c)
-          return emitError(launch.getLoc(), "dynamic shared memory size is not constant"),
+          return emitError(launch.getLoc(),
+                           "dynamic shared memory size is not constant"),
                  WalkResult::interrupt();
         shared = *c;
       }

@@ -33,11 +33,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace kopt::rt;
@@ -600,8 +600,9 @@ int main(int argc, char **argv) {
   {
     // Nor the PTX the manifest names.
     if (!opts.outPath.empty() && samePath(opts.outPath, manifest->ptxPath)) {
-      printError("the report '" + opts.outPath +
-                 "' would overwrite the manifest's PTX; choose another -o file");
+      printError(
+          "the report '" + opts.outPath +
+          "' would overwrite the manifest's PTX; choose another -o file");
       return kExitError;
     }
   }

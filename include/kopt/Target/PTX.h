@@ -1,4 +1,4 @@
-//===- PTX.h - PTX extraction, launch manifest, kopt-to-ptx -------*- C++ -*-===//
+//===- PTX.h - PTX extraction, launch manifest, kopt-to-ptx -----*- C++ -*-===//
 //
 // The end of the compile path: after `gpu-module-to-binary{format=isa}` the PTX
 // text sits in the module's gpu.binary; the host functions still hold the
@@ -33,24 +33,25 @@ struct KoptToPTXOptions {
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
   std::string output;
-  /// The CUDA toolkit whose libdevice (nvvm/libdevice/libdevice.10.bc) is linked
-  /// for exp, tanh, erf; empty: see resolveCudaPath.
+  /// The CUDA toolkit whose libdevice (nvvm/libdevice/libdevice.10.bc) is
+  /// linked for exp, tanh, erf; empty: see resolveCudaPath.
   std::string cudaPath;
   unsigned optLevel = 3;
 };
 
-/// `explicitPath` if set, else $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH (the first set),
-/// else /usr/local/cuda.
+/// `explicitPath` if set, else $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH (the first
+/// set), else /usr/local/cuda.
 std::string resolveCudaPath(llvm::StringRef explicitPath);
 
 /// The names of the functions the PTX declares (`.extern .func`) but does not
 /// define, e.g. libdevice's `__nv_expf` when libdevice was not linked.
 llvm::SmallVector<std::string> unresolvedFunctions(llvm::StringRef ptx);
 
-/// kopt-fuse, kopt-lower-to-linalg, kopt-lower-to-gpu, the upstream NVVM lowering
-/// of the gpu.module, nvvm-attach-target, gpu-module-to-binary{format=isa} and
-/// kopt-emit-ptx (when `output` is set).
-void buildKoptToPTXPipeline(mlir::OpPassManager &pm, const KoptToPTXOptions &opts);
+/// kopt-fuse, kopt-lower-to-linalg, kopt-lower-to-gpu, the upstream NVVM
+/// lowering of the gpu.module, nvvm-attach-target,
+/// gpu-module-to-binary{format=isa} and kopt-emit-ptx (when `output` is set).
+void buildKoptToPTXPipeline(mlir::OpPassManager &pm,
+                            const KoptToPTXOptions &opts);
 
 /// Registers `--kopt-to-ptx` with the pass registry.
 void registerKoptToPTXPipeline();

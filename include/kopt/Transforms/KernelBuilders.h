@@ -1,19 +1,22 @@
-//===- KernelBuilders.h - GPU kernels from linalg payloads --------*- C++ -*-===//
+//===- KernelBuilders.h - GPU kernels from linalg payloads ------*- C++ -*-===//
 //
-// A kernel builder turns the body of one kopt.kernel (linalg on tensors, as made
-// by kopt-lower-to-linalg) into the body of a gpu.func over memrefs. It decides
-// only the iteration structure (blocks, threads, loops, shared memory, shuffles);
-// the scalar computation is the linalg payloads, cloned.
+// A kernel builder turns the body of one kopt.kernel (linalg on tensors, as
+// made by kopt-lower-to-linalg) into the body of a gpu.func over memrefs. It
+// decides only the iteration structure (blocks, threads, loops, shared memory,
+// shuffles); the scalar computation is the linalg payloads, cloned.
 //
 // Classes (docs/compiler.md):
-//   - Elementwise: one all-parallel linalg.generic. A grid-stride loop, one element
+//   - Elementwise: one all-parallel linalg.generic. A grid-stride loop, one
+//   element
 //     per thread per iteration, 256 threads per block.
 //   - Row: reductions over the last dimension with their prologue and epilogue
-//     (reduce, softmax, rmsnorm, layernorm). One block per row; each reduction is
-//     a strided loop per thread, a warp shuffle tree and a shared-memory step.
-//   - Matmul: fill(0) + contraction generic (+ rounding generic). 64x64 block tile,
-//     BK = 16, 256 threads with a 4x4 register tile each, shared-memory staging,
-//     partial tiles zero-padded on load and masked on store.
+//     (reduce, softmax, rmsnorm, layernorm). One block per row; each reduction
+//     is a strided loop per thread, a warp shuffle tree and a shared-memory
+//     step.
+//   - Matmul: fill(0) + contraction generic (+ rounding generic). 64x64 block
+//   tile,
+//     BK = 16, 256 threads with a 4x4 register tile each, shared-memory
+//     staging, partial tiles zero-padded on load and masked on store.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KOPT_TRANSFORMS_KERNELBUILDERS_H
@@ -40,13 +43,13 @@ struct LaunchConfig {
   int64_t dynamicSharedBytes = 0;
 };
 
-/// Classifies the body of `kernel`; emits an error at the offending op and fails
-/// when no builder handles it.
+/// Classifies the body of `kernel`; emits an error at the offending op and
+/// fails when no builder handles it.
 mlir::FailureOr<KernelClass> classifyKernel(KernelOp kernel);
 
-/// Builds the body of `func` so that it computes `kernel`. `func`'s arguments are
-/// memrefs: the kernel's inputs, then its results, in order; its body must be an
-/// empty entry block. Returns the launch configuration, or fails with a
+/// Builds the body of `func` so that it computes `kernel`. `func`'s arguments
+/// are memrefs: the kernel's inputs, then its results, in order; its body must
+/// be an empty entry block. Returns the launch configuration, or fails with a
 /// diagnostic at the kernel's location.
 mlir::FailureOr<LaunchConfig> buildKernel(KernelOp kernel, KernelClass kind,
                                           mlir::gpu::GPUFuncOp func);

@@ -1,7 +1,7 @@
-//===- KoptDialect.h - the kopt dialect ---------------------------*- C++ -*-===//
+//===- KoptDialect.h - the kopt dialect -------------------------*- C++ -*-===//
 //
-// Public header of the kopt dialect: tensor operators on static shapes of f32, f16
-// and bf16 (docs/ops.md).
+// Public header of the kopt dialect: tensor operators on static shapes of f32,
+// f16 and bf16 (docs/ops.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KOPT_DIALECT_KOPT_KOPTDIALECT_H
@@ -24,8 +24,8 @@
 #include "kopt/Dialect/Kopt/KoptOps.h.inc"
 
 namespace kopt {
-/// The NumPy broadcast of two static shapes, or failure when a pair of dimensions
-/// differs and neither is 1.
+/// The NumPy broadcast of two static shapes, or failure when a pair of
+/// dimensions differs and neither is 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 } // namespace kopt
