@@ -126,6 +126,35 @@ bool kContiguous(AffineMap map) {
 
 } // namespace
 
+/// One 8-element chunk of an operand tile, for thread `tid`'s r-th access
+/// (chunks are numbered row by row, `tileK / 8` per row): its offsets in the
+/// tile, its position in the operand, and whether it lies inside the bounds
+/// (K % 8 == 0, so a chunk is wholly inside or outside).
+struct Chunk {
+  Value outerOff, kOff, outer, k, inside;
+};
+static Chunk chunkOf(OpBuilder &b, Location loc, const StageSpec &s, int64_t r,
+                     Value tid, int64_t threads, Value outerBase, Value kBase,
+                     Value cOuter, Value cK) {
+  constexpr int64_t kVec = 8;
+  int64_t chunksPerRow = s.tileK / kVec;
+  Chunk c;
+  Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+  c.outerOff =
+      arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
+  c.kOff = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
+      indexConst(b, loc, kVec));
+  c.outer = arith::AddIOp::create(b, loc, outerBase, c.outerOff);
+  c.k = arith::AddIOp::create(b, loc, kBase, c.kOff);
+  c.inside = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c.outer, cOuter),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c.k, cK));
+  return c;
+}
+
 /// Stages one operand tile into shared memory, threads walking the operand's
 /// contiguous dimension for coalesced loads. With `threads` threads; `tid` is
 /// the thread's index. When the operand is contiguous along k, k is a multiple
@@ -164,21 +193,12 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
     auto vecType = VectorType::get({kVec}, elt);
     Value zero = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
-    int64_t chunksPerRow = s.tileK / kVec;
     for (int64_t r = 0; r < tileElems / kVec / threads; ++r) {
-      Value e =
-          arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
-      Value outerOff =
-          arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
-      Value kOff = arith::MulIOp::create(
-          b, loc,
-          arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
-          indexConst(b, loc, kVec));
-      Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
-      Value k = arith::AddIOp::create(b, loc, kBase, kOff);
-      auto ifOp =
-          scf::IfOp::create(b, loc, TypeRange{vecType}, inBounds(outer, k),
-                            /*withElse=*/true);
+      Chunk c =
+          chunkOf(b, loc, s, r, tid, threads, outerBase, kBase, cOuter, cK);
+      Value outerOff = c.outerOff, kOff = c.kOff, outer = c.outer, k = c.k;
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, c.inside,
+                                    /*withElse=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
@@ -257,24 +277,12 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
   Value cOuter = indexConst(b, loc, s.outerSize),
         cK = indexConst(b, loc, s.kSize);
   Value c0 = indexConst(b, loc, 0);
-  int64_t chunksPerRow = s.tileK / kVec;
   SmallVector<Value> tokens;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t r = 0; r < s.tileOuter * s.tileK / kVec / threads; ++r) {
-    Value e =
-        arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
-    Value outerOff =
-        arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
-    Value kOff = arith::MulIOp::create(
-        b, loc,
-        arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
-        indexConst(b, loc, kVec));
-    Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
-    Value k = arith::AddIOp::create(b, loc, kBase, kOff);
-    Value inside = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer, cOuter),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, cK));
+    Chunk c = chunkOf(b, loc, s, r, tid, threads, outerBase, kBase, cOuter, cK);
+    Value outerOff = c.outerOff, kOff = c.kOff, outer = c.outer, k = c.k,
+          inside = c.inside;
     // Outside the bounds: read nothing (source size 0 zero-fills the 16 bytes)
     // from a valid address.
     SmallVector<Value> dims(3, c0);
