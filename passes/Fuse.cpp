@@ -105,7 +105,8 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
 
       auto kernel =
           KernelOp::create(b, op->getLoc(), op->getResultTypes(),
-                           b.getStringAttr(name), op->getOperands(), source);
+                           b.getStringAttr(name), op->getOperands(), source,
+                           /*schedule=*/ScheduleAttr());
       Block *body = new Block();
       kernel.getBody().push_back(body);
       IRMapping map;

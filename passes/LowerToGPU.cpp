@@ -32,12 +32,15 @@ MemRefType memrefFor(Type tensorType) {
 
 struct KoptLowerToGPUPass
     : public kopt::impl::KoptLowerToGPUBase<KoptLowerToGPUPass> {
+  using Base::Base;
   void runOnOperation() override;
-  LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule);
+  LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
+                              const schedule::Target &target);
 };
 
-LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
-                                                gpu::GPUModuleOp gpuModule) {
+LogicalResult
+KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
+                                  const schedule::Target &target) {
   if (func.isExternal())
     return success();
   if (!func.getBody().hasOneBlock())
@@ -148,7 +151,7 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
                                gb.getFunctionType(params, {}));
     gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                      gb.getUnitAttr());
-    FailureOr<LaunchConfig> cfg = buildKernel(kernel, *kind, gpuFunc);
+    FailureOr<LaunchConfig> cfg = buildKernel(kernel, *kind, gpuFunc, target);
     if (failed(cfg))
       return failure();
     gpuFunc.setKnownBlockSizeAttr(
@@ -172,6 +175,8 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     launch->setAttr("kopt.class", b.getStringAttr(stringifyKernelClass(*kind)));
     if (DictionaryAttr source = kernel.getSourceAttr())
       launch->setAttr("kopt.source", source);
+    if (ScheduleAttr schedule = kernel.getScheduleAttr())
+      launch->setAttr("kopt.schedule", schedule);
   }
   for (Value mem : allocs)
     memref::DeallocOp::create(b, func.getLoc(), mem);
@@ -190,13 +195,19 @@ void KoptLowerToGPUPass::runOnOperation() {
       funcs.push_back(f);
   if (funcs.empty())
     return;
+  std::optional<schedule::Target> target = schedule::Target::forChip(chip);
+  if (!target) {
+    emitError(module.getLoc(), "kopt-lower-to-gpu: unknown chip '")
+        << chip << "'";
+    return signalPassFailure();
+  }
 
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kopt_kernels");
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   b.getUnitAttr());
   for (func::FuncOp f : funcs)
-    if (failed(lowerFunction(f, gpuModule)))
+    if (failed(lowerFunction(f, gpuModule, *target)))
       return signalPassFailure();
 }
 

@@ -36,6 +36,31 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
   let dependentDialects = ["kopt::KoptDialect"];
 }
 
+def KoptSelectSchedule : Pass<"kopt-select-schedule", "mlir::ModuleOp"> {
+  let summary = "Attach a #kopt.schedule to every matmul kernel";
+  let description = [{
+    Picks each matmul kernel's schedule and attaches it as the kernel's
+    `schedule` attribute: from the JSON file `schedule` when it has an entry for
+    the kernel (by kernel name, by workload key, or `"*"`; a bare schedule object
+    applies to every matmul kernel; missing parameters keep the default's
+    values), else a schedule already on the kernel, else the default heuristic
+    (kopt::schedule::defaultSchedule). Every schedule is checked against the
+    workload and the target before anything is compiled: an invalid one is an
+    error at the kernel naming the reason. With `print-space`, prints each
+    matmul kernel's space (domains, constraints, default, number of valid
+    points) as a JSON array to stdout. docs/schedules.md has the format.
+  }];
+  let options = [
+    Option<"scheduleFile", "schedule", "std::string", /*default=*/"\"\"",
+           "JSON file of schedules to apply">,
+    Option<"printSpace", "print-space", "bool", /*default=*/"false",
+           "print each matmul kernel's schedule space as JSON to stdout">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target GPU whose limits constrain the schedules">,
+  ];
+  let dependentDialects = ["kopt::KoptDialect"];
+}
+
 def KoptLowerToLinalg : Pass<"kopt-lower-to-linalg"> {
   let summary = "Lower kopt ops to linalg on tensors: the definition of their semantics";
   let description = [{
@@ -57,8 +82,14 @@ def KoptLowerToGPU : Pass<"kopt-lower-to-gpu", "mlir::ModuleOp"> {
     `gpu.module @kopt_kernels`, built by the kernel builder of its class
     (elementwise, row or matmul), plus a `gpu.launch_func`. Intermediate tensors
     become `memref.alloc` buffers. The launch carries `kopt.source` for the
-    manifest.
+    manifest. Matmul kernels are built as their `schedule` attribute says
+    (the default heuristic's when there is none), after checking it against
+    the contraction and the limits of `chip`.
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target GPU whose limits constrain the schedules">,
+  ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
                            "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",

@@ -12,6 +12,7 @@ using namespace kopt;
 #include "kopt/Dialect/Kopt/KoptEnums.cpp.inc"
 
 void KoptDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "kopt/Dialect/Kopt/KoptOps.cpp.inc"

@@ -20,6 +20,11 @@ def Kopt_Dialect : Dialect {
     operands are computed in f32 and rounded to the result type once (as PyTorch's
     eager kernels do); matmul accumulates in f32.
   }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Adds the attributes (KoptAttrs.cpp, where their storage is complete).
+    void registerAttributes();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

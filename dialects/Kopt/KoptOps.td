@@ -8,6 +8,7 @@
 #define KOPT_OPS_TD
 
 include "KoptDialect.td"
+include "KoptAttrs.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -210,7 +211,8 @@ def Kopt_KernelOp : Kopt_Op<"kernel", [IsolatedFromAbove,
     manifest: `{name = "softmax", attrs = {...}, params = ["input", "result"]}`.
   }];
   let arguments = (ins StrAttr:$sym_name, Variadic<Kopt_Tensor>:$inputs,
-                       OptionalAttr<DictionaryAttr>:$source);
+                       OptionalAttr<DictionaryAttr>:$source,
+                       OptionalAttr<Kopt_ScheduleAttr>:$schedule);
   let results = (outs Variadic<Kopt_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

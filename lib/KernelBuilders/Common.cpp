@@ -225,14 +225,15 @@ FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
 }
 
 FailureOr<LaunchConfig> kopt::buildKernel(KernelOp kernel, KernelClass kind,
-                                          gpu::GPUFuncOp func) {
+                                          gpu::GPUFuncOp func,
+                                          const schedule::Target &target) {
   switch (kind) {
   case KernelClass::Elementwise:
     return buildElementwiseKernel(kernel, func);
   case KernelClass::Row:
     return buildRowKernel(kernel, func);
   case KernelClass::Matmul:
-    return buildMatmulKernel(kernel, func);
+    return buildMatmulKernel(kernel, func, target);
   }
   llvm_unreachable("unknown kernel class");
 }

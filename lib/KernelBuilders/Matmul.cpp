@@ -48,6 +48,7 @@
 using namespace mlir;
 using namespace kopt;
 using namespace kopt::kb;
+namespace sched = kopt::schedule;
 
 namespace {
 
@@ -256,16 +257,6 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   return success();
 }
 
-/// Whether `s` can be staged with 16-byte asynchronous copies: 16-bit elements,
-/// contiguous along k, K a multiple of 8 (a chunk of 8 is wholly inside or
-/// outside K, and every chunk's address is 16-byte aligned).
-static bool asyncCopyable(const StageSpec &s, int64_t threads) {
-  Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
-  return kContiguous(s.map) && elt.getIntOrFloatBitWidth() == 16 &&
-         s.kSize % 8 == 0 && s.tileK % 8 == 0 &&
-         (s.tileOuter * s.tileK / 8) % threads == 0;
-}
-
 /// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of
 /// one operand tile into `stage` of s.smem ([stages][outer][k]); returns the
 /// tokens.
@@ -300,11 +291,13 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
   return tokens;
 }
 
-/// The 1-D tile grid (N tiles fastest) and this block's tile origin (m0, n0).
-static FailureOr<std::pair<Value, Value>> tileOrigin(OpBuilder &b, Location loc,
-                                                     const Contraction &c,
-                                                     int64_t bm, int64_t bn,
-                                                     LaunchConfig &cfg) {
+/// The 1-D tile grid and this block's tile origin (m0, n0). With swizzle G > 1
+/// the tiles are visited in groups of G tile rows, N fastest within a group
+/// (grouped rasterization: blocks running together share rows of A and
+/// columns of B in L2); with G = 1, row-major order.
+static FailureOr<std::pair<Value, Value>>
+tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm,
+           int64_t bn, int64_t swizzle, LaunchConfig &cfg) {
   int64_t tilesN = llvm::divideCeil(c.N, bn),
           tilesM = llvm::divideCeil(c.M, bm);
   if (tilesN * tilesM > kMaxGridX)
@@ -313,18 +306,35 @@ static FailureOr<std::pair<Value, Value>> tileOrigin(OpBuilder &b, Location loc,
            << ", more than a grid's " << kMaxGridX;
   cfg.grid = {tilesN * tilesM, 1, 1};
   Value tile = blockIdX(b, loc);
-  Value n0 = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
-      indexConst(b, loc, bn));
-  Value m0 = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN)),
-      indexConst(b, loc, bm));
+  Value tileM, tileN;
+  if (swizzle <= 1 || tilesM <= 1) {
+    tileN = arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
+    tileM = arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
+  } else {
+    Value perGroup = indexConst(b, loc, swizzle * tilesN);
+    Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
+    Value firstM =
+        arith::MulIOp::create(b, loc, group, indexConst(b, loc, swizzle));
+    Value rows = arith::MinSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, indexConst(b, loc, tilesM), firstM),
+        indexConst(b, loc, swizzle));
+    Value local = arith::RemUIOp::create(b, loc, tile, perGroup);
+    tileM = arith::AddIOp::create(b, loc, firstM,
+                                  arith::RemUIOp::create(b, loc, local, rows));
+    tileN = arith::DivUIOp::create(b, loc, local, rows);
+  }
+  Value n0 = arith::MulIOp::create(b, loc, tileN, indexConst(b, loc, bn));
+  Value m0 = arith::MulIOp::create(b, loc, tileM, indexConst(b, loc, bm));
   return std::make_pair(m0, n0);
 }
 
-/// Rounds (epilogue payload) and stores `v` at (m, n) when inside the bounds.
+/// Rounds (epilogue payload) and stores `vs` at (m, n), (m, n + 1), ... when
+/// inside the bounds: one element, or a vector store of all when there are
+/// several (the caller guarantees N % vs.size() == 0 and n % vs.size() == 0,
+/// so a vector is wholly inside or outside).
 static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
-                        Value v, Value m, Value n) {
+                        ArrayRef<Value> vs, Value m, Value n) {
   Value inM = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
                                     indexConst(b, loc, c.M));
   Value inN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
@@ -334,11 +344,41 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Type outElt = cast<MemRefType>(c.out.getType()).getElementType();
-  if (c.epilogue)
-    v = clonePayload(
-        b, c.epilogue,
-        {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
-  memref::StoreOp::create(b, loc, v, c.out, ValueRange{m, n});
+  SmallVector<Value> rounded;
+  for (Value v : vs)
+    rounded.push_back(
+        c.epilogue
+            ? clonePayload(
+                  b, c.epilogue,
+                  {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))})
+            : v);
+  if (rounded.size() == 1) {
+    memref::StoreOp::create(b, loc, rounded[0], c.out, ValueRange{m, n});
+    return;
+  }
+  auto vecType = VectorType::get({static_cast<int64_t>(rounded.size())}, outElt);
+  Value vec = vector::FromElementsOp::create(b, loc, vecType, rounded);
+  vector::StoreOp::create(
+      b, loc, vec, c.out, ValueRange{m, n}, /*nontemporal=*/false,
+      llvm::MaybeAlign(rounded.size() * outElt.getIntOrFloatBitWidth() / 8));
+}
+
+/// The schedule's view of the contraction.
+static sched::MatmulWorkload workloadOf(const Contraction &c) {
+  auto dtype = [](Type t) {
+    Type elt = cast<MemRefType>(t).getElementType();
+    return elt.isF16()    ? sched::DType::F16
+           : elt.isBF16() ? sched::DType::BF16
+                          : sched::DType::F32;
+  };
+  sched::MatmulWorkload w;
+  w.m = c.M, w.n = c.N, w.k = c.K;
+  w.a = dtype(c.memA.getType());
+  w.b = dtype(c.memB.getType());
+  w.c = dtype(c.out.getType());
+  w.aKContiguous = kContiguous(c.mapA);
+  w.bKContiguous = kContiguous(c.mapB);
+  return w;
 }
 
 static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
@@ -352,16 +392,14 @@ static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
 // SIMT schedule
 //===----------------------------------------------------------------------===//
 
-namespace simt {
-constexpr int64_t kBM = 64, kBN = 64, kBK = 16;
-constexpr int64_t kTX = 16, kTY = 16; // threads per block: kTX * kTY
-constexpr int64_t kTM = kBM / kTY, kTN = kBN / kTX;
-constexpr int64_t kThreads = kTX * kTY;
-} // namespace simt
-
+/// Threads form kTY x kTX (kTX = 16 along N); thread (ty, tx) owns the
+/// kTM x kTN outputs (ty + kTY i, tx + 16 j) of the block tile.
 static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
-                                         gpu::GPUFuncOp func) {
-  using namespace simt;
+                                         gpu::GPUFuncOp func,
+                                         const sched::MatmulSchedule &s) {
+  const int64_t kBM = s.blockM, kBN = s.blockN, kBK = s.blockK;
+  const int64_t kThreads = s.threads(), kTX = 16, kTY = kThreads / kTX;
+  const int64_t kTM = kBM / kTY, kTN = kBN / kTX;
   linalg::GenericOp mm = c.mm;
   Location loc = mm.getLoc();
   LaunchConfig cfg;
@@ -379,7 +417,7 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
   Value tx = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
   Value ty = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
   FailureOr<std::pair<Value, Value>> origin =
-      tileOrigin(b, loc, c, kBM, kBN, cfg);
+      tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
   if (failed(origin))
     return failure();
   auto [m0, n0] = *origin;
@@ -439,7 +477,7 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
       Value n = arith::AddIOp::create(
           b, loc, n0,
           arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX)));
-      storeResult(b, loc, c, kLoop.getResult(i * kTN + j), m, n);
+      storeResult(b, loc, c, {kLoop.getResult(i * kTN + j)}, m, n);
     }
   }
   gpu::ReturnOp::create(b, loc);
@@ -451,9 +489,12 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
 //===----------------------------------------------------------------------===//
 
 /// The tile shape of the tensor-core schedule. Warps form a warpsM x warpsN
-/// grid; each owns a (bm / warpsM) x (bn / warpsN) tile of 16 x 8 mma tiles.
+/// grid; each owns a warp_m x warp_n tile of 16 x 8 mma tiles.
 struct MmaTiles {
-  int64_t bm, bn, bk = 32, pad = 8, warpsM, warpsN;
+  int64_t bm, bn, bk, pad = 8, warpsM, warpsN, stages;
+  explicit MmaTiles(const sched::MatmulSchedule &s)
+      : bm(s.blockM), bn(s.blockN), bk(s.blockK), warpsM(s.blockM / s.warpM),
+        warpsN(s.blockN / s.warpN), stages(s.stages) {}
   int64_t warpTileM() const { return bm / warpsM; }
   int64_t warpTileN() const { return bn / warpsN; }
   int64_t mi() const { return warpTileM() / 16; }
@@ -461,25 +502,34 @@ struct MmaTiles {
   int64_t threads() const { return 32 * warpsM * warpsN; }
 };
 
-/// The default heuristic: 128 x 128 tiles with 8 warps (2 x 4); for skinny
-/// (decode) GEMMs with M <= 64, 64 x 32 tiles with 4 warps (1 x 4), so that the
-/// N / 32 blocks spread the weight matrix over the SMs (N = 4096: 128 blocks on
-/// 132 SMs, against 32 blocks of 128 columns).
-static MmaTiles chooseMmaTiles(const Contraction &c) {
-  if (c.M <= 64)
-    return MmaTiles{/*bm=*/64, /*bn=*/32,    32,
-                    8,         /*warpsM=*/1, /*warpsN=*/4};
-  return MmaTiles{/*bm=*/128, /*bn=*/128,   32,
-                  8,          /*warpsM=*/2, /*warpsN=*/4};
+/// The name of the dynamic shared memory array of the kernels of a gpu.module.
+constexpr llvm::StringLiteral kDynamicSmem = "kopt_dynamic_smem";
+
+/// The module's dynamic shared memory array (created on first use): a public
+/// zero-size global in address space 3 lowers to `.extern .shared .align 1024
+/// .b8 kopt_dynamic_smem[]` (../shared/MLIR22-NOTES.md: gpu.dynamic_shared_memory
+/// does not).
+static Value dynamicSharedMemory(OpBuilder &b, Location loc,
+                                 gpu::GPUFuncOp func) {
+  auto module = func->getParentOfType<gpu::GPUModuleOp>();
+  auto type = MemRefType::get({0}, b.getI8Type(), MemRefLayoutAttrInterface(),
+                              b.getI64IntegerAttr(3));
+  if (!module.lookupSymbol(kDynamicSmem)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    memref::GlobalOp::create(mb, loc, kDynamicSmem,
+                             mb.getStringAttr("public"), type, Attribute(),
+                             /*constant=*/false, mb.getI64IntegerAttr(1024));
+  }
+  return memref::GetGlobalOp::create(b, loc, type, kDynamicSmem);
 }
 
-/// Whether the tensor-core schedule computes this contraction: f16 x f16 or
-/// bf16 x bf16 operands with an f32 accumulator.
-static bool usesTensorCores(const Contraction &c) {
-  Type eltA = cast<MemRefType>(c.memA.getType()).getElementType();
-  Type eltB = cast<MemRefType>(c.memB.getType()).getElementType();
-  Type acc = linalg::GenericOp(c.mm).getBody()->getArguments().back().getType();
-  return eltA == eltB && (eltA.isF16() || eltA.isBF16()) && acc.isF32();
+/// A view of `shape` x `elt` at byte `offset` of the dynamic shared memory.
+static Value sharedView(OpBuilder &b, Location loc, Value smem, int64_t offset,
+                        ArrayRef<int64_t> shape, Type elt) {
+  auto type = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
+                              b.getI64IntegerAttr(3));
+  return memref::ViewOp::create(b, loc, type, smem,
+                                indexConst(b, loc, offset), ValueRange{});
 }
 
 /// One register of an ldmatrix fragment as mma.sync takes it: vector<2xf16> for
@@ -496,9 +546,11 @@ static Value fragmentRegister(OpBuilder &b, Location loc, Value frag,
 }
 
 static FailureOr<LaunchConfig> buildMma(const Contraction &c,
-                                        gpu::GPUFuncOp func) {
-  const MmaTiles t = chooseMmaTiles(c);
-  const int64_t kBM = t.bm, kBN = t.bn, kBK = t.bk, kPad = t.pad;
+                                        gpu::GPUFuncOp func,
+                                        const sched::MatmulSchedule &s) {
+  const MmaTiles t(s);
+  const int64_t kBM = t.bm, kBN = t.bn, kBK = t.bk, kPad = t.pad,
+                kStages = t.stages;
   const int64_t kWarpsN = t.warpsN, kWarpTileM = t.warpTileM(),
                 kWarpTileN = t.warpTileN(), kMI = t.mi(), kNI = t.ni(),
                 kThreads = t.threads();
@@ -509,27 +561,31 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
-  // Two shared-memory stages filled by cp.async when both operands allow it:
-  // the copy of tile k + 1 overlaps the mma.sync of tile k.
+  // `stages` shared-memory buffers filled by cp.async (the copies of tiles
+  // k + 1 ... k + stages - 1 overlap the mma.sync of tile k), or one buffer
+  // filled synchronously; validate() admitted cp.async only where it applies.
   StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true};
   StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true};
-  bool pipelined = asyncCopyable(a, kThreads) && asyncCopyable(bs, kThreads);
+  bool pipelined = s.copy == sched::CopyEngine::CpAsync;
   SmallVector<int64_t> shapeA = {kBM, kBK + kPad}, shapeB = {kBN, kBK + kPad};
   if (pipelined) {
-    shapeA.insert(shapeA.begin(), 2);
-    shapeB.insert(shapeB.begin(), 2);
+    shapeA.insert(shapeA.begin(), kStages);
+    shapeB.insert(shapeB.begin(), kStages);
   }
-  Value smemA =
-      func.addWorkgroupAttribution(workgroupBuffer(b, shapeA, elt), loc);
-  Value smemB =
-      func.addWorkgroupAttribution(workgroupBuffer(b, shapeB, elt), loc);
+  // Both tiles live in the dynamic shared memory, B after A (rows of
+  // (BK + 8) * 2 bytes, multiples of 16: 16-byte copies and ldmatrix rows
+  // stay aligned).
+  int64_t bytesA = elt.getIntOrFloatBitWidth() / 8, bytesB = bytesA;
+  for (int64_t d : shapeA)
+    bytesA *= d;
+  for (int64_t d : shapeB)
+    bytesB *= d;
+  Value smem = dynamicSharedMemory(b, loc, func);
+  Value smemA = sharedView(b, loc, smem, 0, shapeA, elt);
+  Value smemB = sharedView(b, loc, smem, bytesA, shapeB, elt);
+  cfg.dynamicSharedBytes = bytesA + bytesB;
   a.smem = smemA;
   bs.smem = smemB;
-  // 16-byte vector stores and ldmatrix rows need 16-byte aligned buffers (rows
-  // are (BK + 8) * 2 = 80 bytes, a multiple of 16).
-  for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i)
-    func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                                     b.getI64IntegerAttr(16));
 
   Value tid = threadIdX(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
@@ -543,7 +599,7 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   Value warpCol =
       arith::MulIOp::create(b, loc, warpN, indexConst(b, loc, kWarpTileN));
   FailureOr<std::pair<Value, Value>> origin =
-      tileOrigin(b, loc, c, kBM, kBN, cfg);
+      tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
   if (failed(origin))
     return failure();
   auto [m0, n0] = *origin;
@@ -566,7 +622,8 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   const int64_t kAccs = kMI * kNI * 4;
   SmallVector<Value> accInit(kAccs, zero);
   auto issueGroup = [&](Value kTile) -> FailureOr<Value> {
-    Value stage = arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, 2));
+    Value stage =
+        arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, kStages));
     Value kBase = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
     FailureOr<SmallVector<Value>> ta =
         issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, kThreads);
@@ -580,8 +637,11 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
                b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
         .getResult();
   };
-  if (pipelined && failed(issueGroup(indexConst(b, loc, 0))))
-    return failure();
+  // Prologue: tiles 0 ... stages - 2 in flight.
+  if (pipelined)
+    for (int64_t i = 0; i + 1 < kStages; ++i)
+      if (failed(issueGroup(indexConst(b, loc, i))))
+        return failure();
   auto kLoop =
       scf::ForOp::create(b, loc, indexConst(b, loc, 0),
                          indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
@@ -592,15 +652,18 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
     Value kt = kLoop.getInductionVar();
     SmallVector<Value> stageIdx; // leading index of the stage being computed
     if (pipelined) {
-      // Tile kt + 1 goes to the other stage (past the last tile the copies read
-      // nothing and zero-fill a stage nobody reads); then wait for tile kt.
-      FailureOr<Value> group =
-          issueGroup(arith::AddIOp::create(b, loc, kt, indexConst(b, loc, 1)));
+      // Tile kt + stages - 1 goes to the stage computed in iteration kt - 1
+      // (every warp passed that iteration's closing barrier); past the last
+      // tile the copies read nothing and zero-fill a stage nobody reads. Then
+      // wait until at most stages - 1 groups are pending: tile kt has landed.
+      FailureOr<Value> group = issueGroup(
+          arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1)));
       if (failed(group))
         return failure();
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, *group, b.getI32IntegerAttr(1));
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, *group,
+                                       b.getI32IntegerAttr(kStages - 1));
       stageIdx.push_back(
-          arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, 2)));
+          arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
     } else {
       Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
       if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
@@ -676,26 +739,44 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, m0, warpRow), groupRow);
   Value colBase = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
+  // Registers r and r + 1 are adjacent columns: with vector_width = 2 they
+  // go out as one store.
+  const int64_t kVec = s.vectorWidth;
   for (int64_t mi = 0; mi < kMI; ++mi)
     for (int64_t ni = 0; ni < kNI; ++ni)
-      for (int64_t r = 0; r < 4; ++r) {
+      for (int64_t r = 0; r < 4; r += kVec) {
         Value m = arith::AddIOp::create(
             b, loc, rowBase, indexConst(b, loc, mi * 16 + (r / 2) * 8));
         Value n = arith::AddIOp::create(b, loc, colBase,
                                         indexConst(b, loc, ni * 8 + (r % 2)));
-        storeResult(b, loc, c, kLoop.getResult((mi * kNI + ni) * 4 + r), m, n);
+        SmallVector<Value> vs;
+        for (int64_t v = 0; v < kVec; ++v)
+          vs.push_back(kLoop.getResult((mi * kNI + ni) * 4 + r + v));
+        storeResult(b, loc, c, vs, m, n);
       }
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
 
-FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
-                                                gpu::GPUFuncOp func) {
+FailureOr<LaunchConfig>
+kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func,
+                        const sched::Target &target) {
   KernelIO io(kernel, func);
   FailureOr<Contraction> c = analyze(kernel, io);
   if (failed(c))
     return failure();
-  if (usesTensorCores(*c))
-    return buildMma(*c, func);
-  return buildSimt(*c, func);
+  sched::MatmulWorkload w = workloadOf(*c);
+  // kopt-select-schedule attaches the schedule; without it, the default.
+  sched::MatmulSchedule s = sched::defaultSchedule(w, target);
+  if (ScheduleAttr attr = kernel.getScheduleAttr())
+    s = attr.getSchedule();
+  if (std::optional<std::string> reason = sched::validate(s, w, target))
+    return kernel.emitOpError("schedule is invalid for ")
+           << w.key(target.chip) << ": " << *reason;
+  // The launch (and the manifest) record the schedule the kernel was built
+  // with.
+  kernel.setScheduleAttr(ScheduleAttr::get(kernel.getContext(), s));
+  if (s.instruction == sched::Instruction::MmaSync)
+    return buildMma(*c, func, s);
+  return buildSimt(*c, func, s);
 }

@@ -47,8 +47,15 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   check.cudaPath = resolveCudaPath(opts.cudaPath);
   pm.addPass(createKoptCheckTarget(check));
   pm.addPass(createKoptFuse());
+  KoptSelectScheduleOptions select;
+  select.scheduleFile = opts.schedule;
+  select.printSpace = opts.printSpace;
+  select.chip = opts.chip;
+  pm.addPass(createKoptSelectSchedule(select));
   pm.addPass(createKoptLowerToLinalg());
-  pm.addPass(createKoptLowerToGPU());
+  KoptLowerToGPUOptions lower;
+  lower.chip = opts.chip;
+  pm.addPass(createKoptLowerToGPU(lower));
   // Device code: the upstream NVVM lowering, bare pointers for static memrefs
   // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md).
   std::string pipeline;
@@ -90,20 +97,32 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
           "$CUDA_ROOT, $CUDA_PATH, then /usr/local/cuda)")};
   Option<unsigned> optLevel{
       *this, "O", llvm::cl::desc("LLVM optimization level"), llvm::cl::init(3)};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("JSON file of matmul schedules (docs/schedules.md)")};
+  Option<bool> printSpace{
+      *this, "print-space",
+      llvm::cl::desc("print each matmul kernel's schedule space as JSON"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
-void kopt::registerKoptToPTXPipeline() {
+void kopt::registerKoptToPTXPipeline(
+    std::function<void(KoptToPTXOptions &)> adjust) {
   PassPipelineRegistration<PipelineOptions>(
       "kopt-to-ptx",
       "Compile kopt ops to PTX and write it with its launch manifest",
-      [](OpPassManager &pm, const PipelineOptions &o) {
+      [adjust](OpPassManager &pm, const PipelineOptions &o) {
         KoptToPTXOptions opts;
         opts.chip = o.chip;
         opts.features = o.features;
         opts.output = o.output;
         opts.optLevel = o.optLevel;
         opts.cudaPath = o.cudaPath;
+        opts.schedule = o.schedule;
+        opts.printSpace = o.printSpace;
+        if (adjust)
+          adjust(opts);
         buildKoptToPTXPipeline(pm, opts);
       });
 }

@@ -54,6 +54,8 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX:       .version 8.0
 // PTX-NEXT:  .target sm_90a
 // PTX-NEXT:  .address_size 64
+// The dynamic shared memory array of the matmul kernels.
+// PTX:       .extern .shared .align 1024 .b8 kopt_dynamic_smem[];
 // PTX-LABEL: .visible .entry rmsnorm_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 rmsnorm_0_param_0,
 // PTX-NEXT:    .param .u64 .ptr .align 1 rmsnorm_0_param_1,
@@ -73,8 +75,8 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // of 16-byte aligned [64][40] (A) and [32][40] (B) bf16 tiles filled by cp.async,
 // ldmatrix, mma.sync.
 // PTX-NEXT:  .maxntid 128, 1, 1
-// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_0[10240];
-// PTX-DAG:     .shared .align 16 .b8 __wg_matmul_0_1[5120];
+// The tiles live in the module's one dynamic shared memory array (15360 bytes
+// passed at launch, see the manifest).
 // PTX:         cp.async.cg.shared.global
 // PTX:         cp.async.wait_group 1;
 // PTX:         bar.sync 0;
@@ -190,7 +192,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=0
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=15360
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]

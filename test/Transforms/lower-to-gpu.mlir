@@ -309,17 +309,22 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
-// A and B staged K-contiguous with 8 elements of padding per row, two stages each:
-// both operands are contiguous along K and K % 8 == 0, so cp.async fills them.
+// CHECK-SAME:      dynamic_shared_memory_size %c40960_i32
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 128, block_n = 128, block_k = 32, warp_m = 64, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// A and B staged K-contiguous with 8 elements of padding per row, two stages each,
+// in the module's dynamic shared memory: both operands are contiguous along K and
+// K % 8 == 0, so cp.async fills them.
+// CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
-// CHECK-SAME:    workgroup(%[[SA:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SB:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem : memref<0xi8, 3>
+// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<2x128x40xbf16, 3>
+// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c20480{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<2x128x40xbf16, 3>
 // CHECK:         %[[TILE:.*]] = gpu.block_id x
 // CHECK:         arith.remui %[[TILE]], %c8
 // CHECK:         arith.divui %[[TILE]], %c8
 // Prologue: tile 0 into stage 0, 16-byte copies zero-filled outside the bounds.
-// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<2x128x40xbf16, #gpu.address_space<workgroup>>
+// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<2x128x40xbf16, 3>
 // CHECK:         nvgpu.device_async_copy %[[B]]
 // CHECK:         nvgpu.device_async_create_group
 // K loop over 4096 / 32 = 128 tiles, 4 x 4 mma tiles of 4 f32 accumulators per lane.
@@ -329,8 +334,8 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK:           %[[G:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT:      nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
 // CHECK:           gpu.barrier
-// CHECK:           nvgpu.ldmatrix %[[SA]]{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
-// CHECK:           nvgpu.ldmatrix %[[SB]]{{.*}} {numTiles = 2 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+// CHECK:           nvgpu.ldmatrix %[[SA]]{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, 3> -> vector<4x2xbf16>
+// CHECK:           nvgpu.ldmatrix %[[SB]]{{.*}} {numTiles = 2 : i32, transpose = false} : memref<2x128x40xbf16, 3> -> vector<2x2xbf16>
 // CHECK:           vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:           nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // 16 mma per 16-wide K step, two K steps per tile.
@@ -356,7 +361,8 @@ func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tens
 // stage, filled synchronously with element loads (zero outside the bounds).
 // CHECK-LABEL: func.func @matmul_sync_staging(
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<4093x70xf16>, %[[B:.*]]: memref<4093x50xf16>, %{{.*}}: memref<70x50xf32>)
-// CHECK-SAME:    workgroup(%{{.*}} : memref<128x40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<128x40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK:         memref.view {{.*}} to memref<128x40xf16, 3>
+// CHECK:         memref.view {{.*}} to memref<128x40xf16, 3>
 // CHECK-NOT:     nvgpu.device_async_copy
 // CHECK:         scf.if %{{.*}} -> (f16) {
 // CHECK:           memref.load %[[A]]
@@ -498,8 +504,9 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(
-// CHECK-SAME:    workgroup(%{{.*}} : memref<2x64x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x32x40xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
+// CHECK:         memref.view {{.*}} to memref<2x64x40xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<2x32x40xbf16, 3>
 // 4 x 1 mma tiles of 4 accumulators per lane.
 // CHECK:         scf.for {{.*}} -> ([[F32X16:(f32, ){15}f32]]) {
 // CHECK-COUNT-8:   nvvm.mma.sync

@@ -5,6 +5,11 @@
 //
 //   kopt-opt model.mlir --kopt-to-ptx="output=model.ptx" -o /dev/null
 //
+// `--kopt-schedule=FILE.json` applies the matmul schedules of FILE and
+// `--kopt-print-space` prints each matmul kernel's schedule space; both are
+// shorthands for the kopt-to-ptx options `schedule=` and `print-space`
+// (docs/schedules.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Target/PTX.h"
@@ -17,11 +22,27 @@
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+
+static llvm::cl::opt<std::string> scheduleFile(
+    "kopt-schedule",
+    llvm::cl::desc("JSON file of matmul schedules for --kopt-to-ptx "
+                   "(docs/schedules.md)"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
+static llvm::cl::opt<bool> printSpace(
+    "kopt-print-space",
+    llvm::cl::desc("with --kopt-to-ptx, print each matmul kernel's schedule "
+                   "space as JSON to stdout"),
+    llvm::cl::init(false));
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   kopt::registerKoptPasses();
-  kopt::registerKoptToPTXPipeline();
+  kopt::registerKoptToPTXPipeline([](kopt::KoptToPTXOptions &opts) {
+    if (opts.schedule.empty())
+      opts.schedule = scheduleFile;
+    opts.printSpace = opts.printSpace || printSpace;
+  });
 
   mlir::DialectRegistry registry;
   registry.insert<kopt::KoptDialect>();

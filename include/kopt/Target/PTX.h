@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
 #include <string>
 
 namespace kopt {
@@ -37,6 +38,10 @@ struct KoptToPTXOptions {
   /// linked for exp, tanh, erf; empty: see resolveCudaPath.
   std::string cudaPath;
   unsigned optLevel = 3;
+  /// JSON file of schedules for kopt-select-schedule (empty: the heuristic).
+  std::string schedule;
+  /// Print each matmul kernel's schedule space as JSON to stdout.
+  bool printSpace = false;
 };
 
 /// `explicitPath` if set, else $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH (the first
@@ -47,14 +52,17 @@ std::string resolveCudaPath(llvm::StringRef explicitPath);
 /// define, e.g. libdevice's `__nv_expf` when libdevice was not linked.
 llvm::SmallVector<std::string> unresolvedFunctions(llvm::StringRef ptx);
 
-/// kopt-fuse, kopt-lower-to-linalg, kopt-lower-to-gpu, the upstream NVVM
+/// kopt-check-target, kopt-fuse, kopt-select-schedule, kopt-lower-to-linalg, kopt-lower-to-gpu, the upstream NVVM
 /// lowering of the gpu.module, nvvm-attach-target,
 /// gpu-module-to-binary{format=isa} and kopt-emit-ptx (when `output` is set).
 void buildKoptToPTXPipeline(mlir::OpPassManager &pm,
                             const KoptToPTXOptions &opts);
 
-/// Registers `--kopt-to-ptx` with the pass registry.
-void registerKoptToPTXPipeline();
+/// Registers `--kopt-to-ptx` with the pass registry. `adjust`, when given, may
+/// change the options parsed from the pipeline string before the pipeline is
+/// built (kopt-opt fills in its `--kopt-schedule` / `--kopt-print-space`).
+void registerKoptToPTXPipeline(
+    std::function<void(KoptToPTXOptions &)> adjust = {});
 
 } // namespace kopt
 

@@ -13,10 +13,10 @@
 //     (reduce, softmax, rmsnorm, layernorm). One block per row; each reduction
 //     is a strided loop per thread, a warp shuffle tree and a shared-memory
 //     step.
-//   - Matmul: fill(0) + contraction generic (+ rounding generic). 64x64 block
-//   tile,
-//     BK = 16, 256 threads with a 4x4 register tile each, shared-memory
-//     staging, partial tiles zero-padded on load and masked on store.
+//   - Matmul: fill(0) + contraction generic (+ rounding generic), built as the
+//     kernel's #kopt.schedule says (tiles, warps, stages, mma.sync or FFMA,
+//     cp.async or synchronous copies); partial tiles zero-padded on load and
+//     masked on store.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KOPT_TRANSFORMS_KERNELBUILDERS_H
@@ -51,16 +51,21 @@ mlir::FailureOr<KernelClass> classifyKernel(KernelOp kernel);
 /// are memrefs: the kernel's inputs, then its results, in order; its body must
 /// be an empty entry block. Returns the launch configuration, or fails with a
 /// diagnostic at the kernel's location.
+/// `target` bounds the matmul schedules (shared memory per block, ...).
 mlir::FailureOr<LaunchConfig> buildKernel(KernelOp kernel, KernelClass kind,
-                                          mlir::gpu::GPUFuncOp func);
+                                          mlir::gpu::GPUFuncOp func,
+                                          const schedule::Target &target);
 
 // The builders of each class (lib/KernelBuilders/{Elementwise,Row,Matmul}.cpp).
 mlir::FailureOr<LaunchConfig> buildElementwiseKernel(KernelOp kernel,
                                                      mlir::gpu::GPUFuncOp func);
 mlir::FailureOr<LaunchConfig> buildRowKernel(KernelOp kernel,
                                              mlir::gpu::GPUFuncOp func);
-mlir::FailureOr<LaunchConfig> buildMatmulKernel(KernelOp kernel,
-                                                mlir::gpu::GPUFuncOp func);
+/// Applies the kernel's `schedule` attribute (the default heuristic's schedule
+/// when it has none) after checking it with schedule::validate.
+mlir::FailureOr<LaunchConfig>
+buildMatmulKernel(KernelOp kernel, mlir::gpu::GPUFuncOp func,
+                  const schedule::Target &target);
 
 } // namespace kopt
 

@@ -16,7 +16,12 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "kopt/Schedule/Schedule.h"
+
 #include "kopt/Dialect/Kopt/KoptEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kopt/Dialect/Kopt/KoptAttrs.h.inc"
 
 #include "kopt/Dialect/Kopt/KoptDialect.h.inc"
 

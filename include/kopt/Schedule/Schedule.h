@@ -1,0 +1,167 @@
+//===- Schedule.h - matmul schedules, their space and the heuristic -*- C++ -*-===//
+//
+// A schedule says *how* a kernel computes, never *what*: tile shapes, warps,
+// pipeline stages, the tensor-core instruction, the copy engine. It is plain
+// data, kept free of MLIR so that search tools and the runtime can use it; the
+// dialect carries it as `#kopt.schedule<...>` (dialects/Kopt/KoptAttrs.td) and
+// files carry it as JSON (docs/schedules.md).
+//
+// The space of a kernel class is each parameter's domain plus constraints
+// derived from the workload (shape, dtypes, operand layout) and the target
+// (shared memory per block, registers, thread limits). `validate` rejects an
+// invalid point with the reason before anything is compiled.
+//
+// Limits of the targets are from the CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability" (CUDA 12/13): maximum shared memory
+// per thread block (opt-in) 163 KB on 8.0/8.7, 99 KB on 8.6/8.9, 227 KB on
+// 9.0; 255 registers per thread; 1024 threads per block; 48 KB of static
+// shared memory per block.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KOPT_SCHEDULE_SCHEDULE_H
+#define KOPT_SCHEDULE_SCHEDULE_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kopt::schedule {
+
+/// The instruction that computes the multiply-accumulates.
+enum class Instruction {
+  /// Scalar fused multiply-add (SIMT), any dtype.
+  FFMA,
+  /// mma.sync.m16n8k16 from ldmatrix fragments (sm_80+), f16/bf16 operands.
+  MmaSync,
+  /// wgmma from a warpgroup (sm_90a). Not implemented yet: rejected.
+  Wgmma,
+};
+
+/// How operand tiles reach shared memory.
+enum class CopyEngine {
+  /// Loads into registers, then stores to shared memory; one stage.
+  Sync,
+  /// cp.async 16-byte copies with commit/wait groups (sm_80+).
+  CpAsync,
+  /// Tensor Memory Accelerator with mbarriers (sm_90). Not implemented yet:
+  /// rejected.
+  TMA,
+};
+
+const char *toString(Instruction i);
+const char *toString(CopyEngine c);
+std::optional<Instruction> parseInstruction(const std::string &s);
+std::optional<CopyEngine> parseCopyEngine(const std::string &s);
+
+/// A matmul-like kernel's schedule. C[M, N] is cut into block_m x block_n block
+/// tiles, one per thread block; the K loop advances block_k per step. The
+/// block's warps form a (block_m / warp_m) x (block_n / warp_n) grid.
+struct MatmulSchedule {
+  Instruction instruction = Instruction::MmaSync;
+  CopyEngine copy = CopyEngine::CpAsync;
+  int64_t blockM = 128, blockN = 128, blockK = 32;
+  int64_t warpM = 64, warpN = 32;
+  /// Shared-memory buffers of the K loop (1: no pipelining).
+  int64_t stages = 2;
+  /// Slices of K computed by separate blocks (1: none).
+  int64_t splitK = 1;
+  /// Grouped rasterization: block tiles are visited in groups of `swizzle`
+  /// tile rows, N fastest within a group, for L2 reuse (1: row-major order).
+  int64_t swizzle = 1;
+  /// Output elements per store in the epilogue.
+  int64_t vectorWidth = 1;
+  /// One block per SM looping over tiles. Not implemented yet: rejected.
+  bool persistent = false;
+
+  int64_t numWarps() const;
+  int64_t threads() const { return 32 * numWarps(); }
+  bool operator==(const MatmulSchedule &o) const;
+  bool operator!=(const MatmulSchedule &o) const { return !(*this == o); }
+};
+
+/// Element types kopt compiles.
+enum class DType { F32, F16, BF16 };
+const char *toString(DType d);
+std::optional<DType> parseDType(const std::string &s);
+int64_t bytesOf(DType d);
+
+/// What a matmul kernel computes: C[M, N] = A[M, K] B[K, N] with f32
+/// accumulation; `aKContiguous` / `bKContiguous` say whether K is the
+/// innermost (contiguous) dimension of A / B in memory (A row-major: yes;
+/// B row-major [K, N]: no; B given as [N, K] (transposed): yes).
+struct MatmulWorkload {
+  int64_t m = 1, n = 1, k = 1;
+  DType a = DType::F32, b = DType::F32, c = DType::F32;
+  bool aKContiguous = true, bKContiguous = false;
+  /// The workload key: shape, dtypes, layouts, target chip.
+  std::string key(const std::string &chip) const;
+};
+
+/// The limits of a target GPU that constrain schedules.
+struct Target {
+  std::string chip = "sm_90a";
+  /// Largest shared memory per block after opting in, bytes.
+  int64_t maxSharedPerBlock = 227 * 1024;
+  /// Static shared memory per block without opting in, bytes.
+  int64_t maxStaticShared = 48 * 1024;
+  int64_t maxThreadsPerBlock = 1024;
+  int64_t maxRegistersPerThread = 255;
+  bool hasWgmma = true;
+  /// The limits of `chip` (sm_80 ... sm_90a); nullopt for an unknown chip.
+  static std::optional<Target> forChip(const std::string &chip);
+};
+
+/// Shared memory the schedule allocates, bytes (block tiles of A and B per
+/// stage; mma_sync rows padded by 8 elements against bank conflicts).
+int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// Blocks launched: ceil(M / block_m) * ceil(N / block_n) * split_k.
+int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// Why `s` cannot compute `w` on `t`, or nullopt when it can. Checked before
+/// anything is compiled; the reason names the parameter and the limit.
+std::optional<std::string> validate(const MatmulSchedule &s,
+                                    const MatmulWorkload &w, const Target &t);
+
+/// The default heuristic: a good valid schedule for `w` on `t` without tuning
+/// (docs/schedules.md gives the rules and the measurements behind them).
+MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t);
+
+/// The parameters' domains, as JSON: {"block_m": [16, 32, ...], ...}.
+nlohmann::json domains();
+
+/// The space of `w` on `t` as JSON: workload, domains, constraints (text),
+/// the default schedule and the number of valid points of the domains'
+/// product.
+nlohmann::json spaceJSON(const MatmulWorkload &w, const Target &t);
+
+/// A point drawn uniformly from the product of the domains (possibly invalid).
+MatmulSchedule samplePoint(std::mt19937_64 &rng);
+
+/// Every valid point of the domains' product.
+std::vector<MatmulSchedule> validPoints(const MatmulWorkload &w,
+                                        const Target &t);
+
+/// The schedule as JSON: {"instruction": "mma_sync", "block_m": 128, ...,
+/// "num_warps": 8}.
+nlohmann::json toJSON(const MatmulSchedule &s);
+
+/// Reads a schedule from JSON. Keys missing from `j` keep the value of `base`
+/// (a partial schedule adjusts the default). An unknown key, a value of the
+/// wrong type or out of its domain, or a `num_warps` that disagrees with the
+/// warp grid is an error: the message names the key. Returns the error text in
+/// `error` and nullopt on failure.
+std::optional<MatmulSchedule> fromJSON(const nlohmann::json &j,
+                                       const MatmulSchedule &base,
+                                       std::string &error);
+
+/// Whether `key` names a schedule parameter (including "num_warps").
+bool isParameterName(const std::string &key);
+
+} // namespace kopt::schedule
+
+#endif // KOPT_SCHEDULE_SCHEDULE_H

@@ -1,0 +1,567 @@
+//===- Schedule.cpp - matmul schedules, their space and the heuristic -----===//
+//
+// The one place where the matmul space (domains, constraints) and the default
+// heuristic are defined; the kernel builder (lib/KernelBuilders/Matmul.cpp)
+// applies a schedule and trusts `validate` to have accepted it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Schedule/Schedule.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+using nlohmann::json;
+
+namespace kopt::schedule {
+
+namespace {
+
+// The domains of the implemented values. The representation also names
+// wgmma, TMA, split-K and persistent grids; `validate` rejects those with a
+// reason until the passes implement them.
+const std::vector<Instruction> kInstructions = {Instruction::FFMA,
+                                                Instruction::MmaSync};
+const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
+const std::vector<int64_t> kBlockM = {16, 32, 64, 128, 256};
+const std::vector<int64_t> kBlockN = {16, 32, 64, 128, 256};
+const std::vector<int64_t> kBlockK = {8, 16, 32, 64};
+const std::vector<int64_t> kWarpM = {16, 32, 64, 128};
+const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128};
+const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
+const std::vector<int64_t> kSplitK = {1};
+const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
+const std::vector<int64_t> kVectorWidth = {1, 2};
+
+/// mma.sync m16n8k16 shapes and the ldmatrix row padding of shared memory.
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16, kSmemPad = 8;
+/// Accumulator registers per thread the schedules may use (of 255, leaving
+/// room for fragments, addresses and loop state).
+constexpr int64_t kMaxAccumulators = 128;
+/// SIMT (ffma): 16 threads along N per row of threads.
+constexpr int64_t kSimtThreadsN = 16;
+constexpr int64_t kMaxGridBlocks = std::numeric_limits<int32_t>::max();
+
+bool contains(const std::vector<int64_t> &d, int64_t v) {
+  return std::find(d.begin(), d.end(), v) != d.end();
+}
+
+std::string list(const std::vector<int64_t> &d) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < d.size(); ++i)
+    os << (i ? ", " : "") << d[i];
+  os << "]";
+  return os.str();
+}
+
+template <typename... Ts> std::string cat(const Ts &...parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+const char *toString(Instruction i) {
+  switch (i) {
+  case Instruction::FFMA:
+    return "ffma";
+  case Instruction::MmaSync:
+    return "mma_sync";
+  case Instruction::Wgmma:
+    return "wgmma";
+  }
+  return "?";
+}
+
+const char *toString(CopyEngine c) {
+  switch (c) {
+  case CopyEngine::Sync:
+    return "sync";
+  case CopyEngine::CpAsync:
+    return "cp_async";
+  case CopyEngine::TMA:
+    return "tma";
+  }
+  return "?";
+}
+
+const char *toString(DType d) {
+  switch (d) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+std::optional<Instruction> parseInstruction(const std::string &s) {
+  for (Instruction i :
+       {Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma})
+    if (s == toString(i))
+      return i;
+  return std::nullopt;
+}
+
+std::optional<CopyEngine> parseCopyEngine(const std::string &s) {
+  for (CopyEngine c : {CopyEngine::Sync, CopyEngine::CpAsync, CopyEngine::TMA})
+    if (s == toString(c))
+      return c;
+  return std::nullopt;
+}
+
+std::optional<DType> parseDType(const std::string &s) {
+  for (DType d : {DType::F32, DType::F16, DType::BF16})
+    if (s == toString(d))
+      return d;
+  return std::nullopt;
+}
+
+int64_t bytesOf(DType d) { return d == DType::F32 ? 4 : 2; }
+
+int64_t MatmulSchedule::numWarps() const {
+  if (warpM <= 0 || warpN <= 0)
+    return 0;
+  return (blockM / warpM) * (blockN / warpN);
+}
+
+bool MatmulSchedule::operator==(const MatmulSchedule &o) const {
+  return instruction == o.instruction && copy == o.copy &&
+         blockM == o.blockM && blockN == o.blockN && blockK == o.blockK &&
+         warpM == o.warpM && warpN == o.warpN && stages == o.stages &&
+         splitK == o.splitK && swizzle == o.swizzle &&
+         vectorWidth == o.vectorWidth && persistent == o.persistent;
+}
+
+std::string MatmulWorkload::key(const std::string &chip) const {
+  return cat("matmul/", m, "x", n, "x", k, "/", toString(a), ",", toString(b),
+             "->", toString(c), "/a", aKContiguous ? "k" : "m", ",b",
+             bKContiguous ? "k" : "n", "/", chip);
+}
+
+std::optional<Target> Target::forChip(const std::string &chip) {
+  Target t;
+  t.chip = chip;
+  t.hasWgmma = chip == "sm_90a";
+  if (chip == "sm_90" || chip == "sm_90a")
+    t.maxSharedPerBlock = 227 * 1024;
+  else if (chip == "sm_80" || chip == "sm_87")
+    t.maxSharedPerBlock = 163 * 1024;
+  else if (chip == "sm_86" || chip == "sm_89")
+    t.maxSharedPerBlock = 99 * 1024;
+  else
+    return std::nullopt;
+  return t;
+}
+
+int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
+  if (s.instruction == Instruction::FFMA)
+    return s.blockK * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b));
+  return s.stages * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b)) *
+         (s.blockK + kSmemPad);
+}
+
+int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w) {
+  return ceilDiv(w.m, s.blockM) * ceilDiv(w.n, s.blockN) * s.splitK;
+}
+
+std::optional<std::string> validate(const MatmulSchedule &s,
+                                    const MatmulWorkload &w, const Target &t) {
+  // Not implemented yet (issue #4): named so that a schedule file asking for
+  // them gets a reason, not a wrong kernel.
+  if (s.instruction == Instruction::Wgmma)
+    return std::string("instruction = wgmma is not implemented yet; use "
+                       "mma_sync or ffma");
+  if (s.copy == CopyEngine::TMA)
+    return std::string("copy = tma is not implemented yet; use cp_async or "
+                       "sync");
+  if (s.persistent)
+    return std::string("persistent = true is not implemented yet");
+  if (!contains(kSplitK, s.splitK))
+    return cat("split_k = ", s.splitK,
+               " is not implemented yet; the domain is ", list(kSplitK));
+
+  struct Domain {
+    const char *name;
+    int64_t value;
+    const std::vector<int64_t> &domain;
+  };
+  for (const Domain &d :
+       {Domain{"block_m", s.blockM, kBlockM}, Domain{"block_n", s.blockN, kBlockN},
+        Domain{"block_k", s.blockK, kBlockK}, Domain{"warp_m", s.warpM, kWarpM},
+        Domain{"warp_n", s.warpN, kWarpN}, Domain{"stages", s.stages, kStages},
+        Domain{"swizzle", s.swizzle, kSwizzle},
+        Domain{"vector_width", s.vectorWidth, kVectorWidth}})
+    if (!contains(d.domain, d.value))
+      return cat(d.name, " = ", d.value, " is not in its domain ",
+                 list(d.domain));
+  if (w.m <= 0 || w.n <= 0 || w.k <= 0)
+    return cat("the workload ", w.m, "x", w.n, "x", w.k, " is empty");
+
+  if (s.blockM % s.warpM)
+    return cat("block_m (", s.blockM, ") must be a multiple of warp_m (",
+               s.warpM, ")");
+  if (s.blockN % s.warpN)
+    return cat("block_n (", s.blockN, ") must be a multiple of warp_n (",
+               s.warpN, ")");
+  if (s.threads() > t.maxThreadsPerBlock)
+    return cat(s.numWarps(), " warps (", s.threads(),
+               " threads) exceed the block limit of ", t.maxThreadsPerBlock,
+               " threads");
+  if (s.vectorWidth > 1 && w.n % s.vectorWidth)
+    return cat("vector_width = ", s.vectorWidth,
+               " needs N to be a multiple of it (N = ", w.n,
+               "), so that vector stores stay aligned");
+  if (gridBlocks(s, w) > kMaxGridBlocks)
+    return cat("the grid of ", gridBlocks(s, w), " blocks exceeds ",
+               kMaxGridBlocks);
+
+  int64_t smem = sharedBytes(s, w);
+  if (s.instruction == Instruction::FFMA) {
+    if (s.copy != CopyEngine::Sync || s.stages != 1)
+      return std::string("ffma schedules take copy = sync and stages = 1 "
+                         "(no pipelined SIMT path)");
+    if (s.vectorWidth != 1)
+      return std::string("ffma schedules store one element at a time "
+                         "(vector_width = 1): a thread's outputs are 16 "
+                         "columns apart");
+    int64_t rows = s.threads() / kSimtThreadsN;
+    if (rows == 0 || s.blockN % kSimtThreadsN || s.blockM % rows)
+      return cat("ffma lays ", s.threads(), " threads out as ", rows, " x ",
+                 kSimtThreadsN, ": block_m (", s.blockM,
+                 ") must be a multiple of ", rows, " and block_n (", s.blockN,
+                 ") of ", kSimtThreadsN);
+    int64_t perThread = (s.blockM / rows) * (s.blockN / kSimtThreadsN);
+    if (perThread > kMaxAccumulators / 2)
+      return cat("ffma: each thread would own ", perThread,
+                 " outputs; at most ", kMaxAccumulators / 2, " fit in registers");
+    if (smem > t.maxStaticShared)
+      return cat("ffma stages ", smem, " bytes of shared memory; the static "
+                                       "limit is ",
+                 t.maxStaticShared);
+    return std::nullopt;
+  }
+
+  // mma_sync.
+  bool halfOperands = w.a == w.b && (w.a == DType::F16 || w.a == DType::BF16);
+  if (!halfOperands)
+    return cat("mma_sync needs f16 or bf16 operands of one type (got ",
+               toString(w.a), " x ", toString(w.b),
+               "); f32 matmuls use ffma (TF32 is not used unless asked for)");
+  if (s.warpM % kMmaM || s.warpN % kMmaN)
+    return cat("the warp tile ", s.warpM, "x", s.warpN,
+               " must be made of whole ", kMmaM, "x", kMmaN, " mma tiles");
+  if (s.blockK % kMmaK)
+    return cat("block_k (", s.blockK, ") must be a multiple of the mma K step (",
+               kMmaK, ")");
+  int64_t accumulators = s.warpM * s.warpN / 32;
+  if (accumulators > kMaxAccumulators)
+    return cat("the warp tile ", s.warpM, "x", s.warpN, " needs ", accumulators,
+               " f32 accumulators per thread; at most ", kMaxAccumulators,
+               " fit beside the fragments in 255 registers");
+  if (s.copy == CopyEngine::Sync && s.stages != 1)
+    return cat("stages = ", s.stages,
+               " needs asynchronous copies (copy = cp_async); copy = sync "
+               "takes stages = 1");
+  if (s.copy == CopyEngine::CpAsync) {
+    if (s.stages < 2)
+      return std::string("copy = cp_async needs stages >= 2 (one stage "
+                         "filling while another is computed)");
+    if (!w.aKContiguous || !w.bKContiguous)
+      return cat("copy = cp_async needs both operands contiguous along K; ",
+                 !w.aKContiguous ? "A is stored [K, M] (transposed)"
+                                 : "B is stored [K, N] (row-major)",
+                 ": use copy = sync");
+    if (w.k % 8)
+      return cat("copy = cp_async moves 16-byte chunks of 8 elements: K (", w.k,
+                 ") must be a multiple of 8; use copy = sync");
+    for (auto [name, rows] : {std::pair<const char *, int64_t>{"A", s.blockM},
+                              std::pair<const char *, int64_t>{"B", s.blockN}}) {
+      int64_t chunks = rows * s.blockK / 8;
+      if (chunks % s.threads())
+        return cat("copy = cp_async: the ", name, " tile has ", chunks,
+                   " 16-byte chunks, not a multiple of the ", s.threads(),
+                   " threads");
+    }
+  }
+  if (smem > t.maxSharedPerBlock)
+    return cat(s.stages, " stages of ", s.blockM, "x", s.blockK, " and ",
+               s.blockN, "x", s.blockK, " tiles need ", smem,
+               " bytes of shared memory; ", t.chip, " allows ",
+               t.maxSharedPerBlock, " per block");
+  return std::nullopt;
+}
+
+MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
+  MatmulSchedule s;
+  bool halfOperands = w.a == w.b && (w.a == DType::F16 || w.a == DType::BF16);
+  if (!halfOperands) {
+    // SIMT: 64 x 64 block tiles, K step 16, 8 warps (4 x 4 outputs a thread).
+    s.instruction = Instruction::FFMA;
+    s.copy = CopyEngine::Sync;
+    s.blockM = 64, s.blockN = 64, s.blockK = 16;
+    s.warpM = 32, s.warpN = 16;
+    s.stages = 1;
+    s.swizzle = 1;
+    s.vectorWidth = 1;
+    return s;
+  }
+  s.instruction = Instruction::MmaSync;
+  bool async = w.aKContiguous && w.bKContiguous && w.k % 8 == 0;
+  if (w.m <= 64) {
+    // Decode: few rows, the weight matrix dominates the traffic; narrow
+    // block tiles spread it over the SMs.
+    s.blockM = 64, s.blockN = 32, s.blockK = 32;
+    s.warpM = 64, s.warpN = 8;
+  } else {
+    s.blockM = 128, s.blockN = 128, s.blockK = 32;
+    s.warpM = 64, s.warpN = 32;
+  }
+  s.copy = async ? CopyEngine::CpAsync : CopyEngine::Sync;
+  s.stages = async ? 2 : 1;
+  s.swizzle = 1;
+  s.vectorWidth = 1;
+  if (auto reason = validate(s, w, t)) {
+    // Should not happen for the shapes above; fall back to SIMT, which every
+    // workload accepts.
+    MatmulWorkload f32 = w;
+    f32.a = f32.b = DType::F32;
+    MatmulSchedule simt = defaultSchedule(f32, t);
+    return simt;
+  }
+  return s;
+}
+
+json domains() {
+  json d;
+  json instr = json::array(), copy = json::array();
+  for (Instruction i : kInstructions)
+    instr.push_back(toString(i));
+  for (CopyEngine c : kCopies)
+    copy.push_back(toString(c));
+  d["instruction"] = instr;
+  d["copy"] = copy;
+  d["block_m"] = kBlockM;
+  d["block_n"] = kBlockN;
+  d["block_k"] = kBlockK;
+  d["warp_m"] = kWarpM;
+  d["warp_n"] = kWarpN;
+  d["stages"] = kStages;
+  d["split_k"] = kSplitK;
+  d["swizzle"] = kSwizzle;
+  d["vector_width"] = kVectorWidth;
+  d["persistent"] = json::array({false});
+  return d;
+}
+
+namespace {
+template <typename F> void forEachPoint(F &&f) {
+  MatmulSchedule s;
+  for (Instruction i : kInstructions)
+    for (CopyEngine c : kCopies)
+      for (int64_t bm : kBlockM)
+        for (int64_t bn : kBlockN)
+          for (int64_t bk : kBlockK)
+            for (int64_t wm : kWarpM)
+              for (int64_t wn : kWarpN)
+                for (int64_t st : kStages)
+                  for (int64_t sk : kSplitK)
+                    for (int64_t sw : kSwizzle)
+                      for (int64_t vw : kVectorWidth) {
+                        s.instruction = i, s.copy = c, s.blockM = bm,
+                        s.blockN = bn, s.blockK = bk, s.warpM = wm,
+                        s.warpN = wn, s.stages = st, s.splitK = sk,
+                        s.swizzle = sw, s.vectorWidth = vw;
+                        f(s);
+                      }
+}
+} // namespace
+
+std::vector<MatmulSchedule> validPoints(const MatmulWorkload &w,
+                                        const Target &t) {
+  std::vector<MatmulSchedule> out;
+  forEachPoint([&](const MatmulSchedule &s) {
+    if (!validate(s, w, t))
+      out.push_back(s);
+  });
+  return out;
+}
+
+json spaceJSON(const MatmulWorkload &w, const Target &t) {
+  json j;
+  j["class"] = "matmul";
+  j["workload"] = {{"m", w.m},
+                   {"n", w.n},
+                   {"k", w.k},
+                   {"a", toString(w.a)},
+                   {"b", toString(w.b)},
+                   {"c", toString(w.c)},
+                   {"a_k_contiguous", w.aKContiguous},
+                   {"b_k_contiguous", w.bKContiguous},
+                   {"key", w.key(t.chip)}};
+  j["target"] = {{"chip", t.chip},
+                 {"max_shared_per_block", t.maxSharedPerBlock},
+                 {"max_static_shared", t.maxStaticShared},
+                 {"max_threads_per_block", t.maxThreadsPerBlock}};
+  j["domains"] = domains();
+  j["derived"] = {{"num_warps", "(block_m / warp_m) * (block_n / warp_n)"}};
+  j["constraints"] = json::array({
+      "block_m % warp_m == 0 and block_n % warp_n == 0",
+      "32 * num_warps <= max_threads_per_block",
+      "vector_width > 1: N % vector_width == 0",
+      "mma_sync: A and B both f16 or both bf16 (f32 accumulation)",
+      "mma_sync: warp_m % 16 == 0, warp_n % 8 == 0, block_k % 16 == 0",
+      "mma_sync: warp_m * warp_n / 32 <= 128 accumulators per thread",
+      "mma_sync: shared bytes = stages * (block_m + block_n) * (block_k + 8) "
+      "* 2 <= max_shared_per_block",
+      "copy = sync <=> stages == 1; copy = cp_async <=> stages >= 2",
+      "cp_async: A and B contiguous along K, K % 8 == 0, and block_m * "
+      "block_k / 8 and block_n * block_k / 8 multiples of 32 * num_warps",
+      "ffma: copy = sync, stages = 1, vector_width = 1",
+      "ffma: threads laid out (32 * num_warps / 16) x 16: block_m % (2 * "
+      "num_warps) == 0, block_n % 16 == 0, at most 64 outputs per thread",
+      "ffma: shared bytes = block_k * (block_m + block_n) * sizeof(dtype) <= "
+      "max_static_shared",
+  });
+  j["not_implemented"] =
+      json::array({"instruction = wgmma", "copy = tma", "split_k > 1",
+                   "persistent = true"});
+  j["default"] = toJSON(defaultSchedule(w, t));
+  j["valid_points"] = validPoints(w, t).size();
+  return j;
+}
+
+MatmulSchedule samplePoint(std::mt19937_64 &rng) {
+  auto pick = [&](const auto &v) {
+    std::uniform_int_distribution<size_t> d(0, v.size() - 1);
+    return v[d(rng)];
+  };
+  MatmulSchedule s;
+  s.instruction = pick(kInstructions);
+  s.copy = pick(kCopies);
+  s.blockM = pick(kBlockM);
+  s.blockN = pick(kBlockN);
+  s.blockK = pick(kBlockK);
+  s.warpM = pick(kWarpM);
+  s.warpN = pick(kWarpN);
+  s.stages = pick(kStages);
+  s.splitK = pick(kSplitK);
+  s.swizzle = pick(kSwizzle);
+  s.vectorWidth = pick(kVectorWidth);
+  return s;
+}
+
+json toJSON(const MatmulSchedule &s) {
+  return json{{"instruction", toString(s.instruction)},
+              {"copy", toString(s.copy)},
+              {"block_m", s.blockM},
+              {"block_n", s.blockN},
+              {"block_k", s.blockK},
+              {"warp_m", s.warpM},
+              {"warp_n", s.warpN},
+              {"num_warps", s.numWarps()},
+              {"stages", s.stages},
+              {"split_k", s.splitK},
+              {"swizzle", s.swizzle},
+              {"vector_width", s.vectorWidth},
+              {"persistent", s.persistent}};
+}
+
+bool isParameterName(const std::string &key) {
+  static const char *names[] = {
+      "instruction", "copy",    "block_m", "block_n",      "block_k",
+      "warp_m",      "warp_n",  "stages",  "split_k",      "swizzle",
+      "vector_width", "persistent", "num_warps"};
+  return std::any_of(std::begin(names), std::end(names),
+                     [&](const char *n) { return key == n; });
+}
+
+std::optional<MatmulSchedule> fromJSON(const json &j, const MatmulSchedule &base,
+                                       std::string &error) {
+  if (!j.is_object()) {
+    error = "a schedule must be a JSON object";
+    return std::nullopt;
+  }
+  MatmulSchedule s = base;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string &key = it.key();
+    const json &v = it.value();
+    if (!isParameterName(key)) {
+      error = cat("unknown schedule parameter '", key, "'");
+      return std::nullopt;
+    }
+    if (key == "instruction" || key == "copy") {
+      if (!v.is_string()) {
+        error = cat("'", key, "' must be a string");
+        return std::nullopt;
+      }
+      std::string text = v.get<std::string>();
+      if (key == "instruction") {
+        auto i = parseInstruction(text);
+        if (!i) {
+          error = cat("'instruction' must be ffma, mma_sync or wgmma, got '",
+                      text, "'");
+          return std::nullopt;
+        }
+        s.instruction = *i;
+      } else {
+        auto c = parseCopyEngine(text);
+        if (!c) {
+          error = cat("'copy' must be sync, cp_async or tma, got '", text, "'");
+          return std::nullopt;
+        }
+        s.copy = *c;
+      }
+      continue;
+    }
+    if (key == "persistent") {
+      if (!v.is_boolean()) {
+        error = "'persistent' must be true or false";
+        return std::nullopt;
+      }
+      s.persistent = v.get<bool>();
+      continue;
+    }
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 ||
+        v.get<int64_t>() > (int64_t(1) << 20)) {
+      error = cat("'", key, "' must be a positive integer, got ", v.dump());
+      return std::nullopt;
+    }
+    int64_t x = v.get<int64_t>();
+    if (key == "block_m")
+      s.blockM = x;
+    else if (key == "block_n")
+      s.blockN = x;
+    else if (key == "block_k")
+      s.blockK = x;
+    else if (key == "warp_m")
+      s.warpM = x;
+    else if (key == "warp_n")
+      s.warpN = x;
+    else if (key == "stages")
+      s.stages = x;
+    else if (key == "split_k")
+      s.splitK = x;
+    else if (key == "swizzle")
+      s.swizzle = x;
+    else if (key == "vector_width")
+      s.vectorWidth = x;
+  }
+  if (j.contains("num_warps") && j["num_warps"].get<int64_t>() != s.numWarps()) {
+    error = cat("'num_warps' (", j["num_warps"].get<int64_t>(),
+                ") disagrees with the warp grid (block_m / warp_m) * (block_n "
+                "/ warp_n) = ",
+                s.numWarps());
+    return std::nullopt;
+  }
+  return s;
+}
+
+} // namespace kopt::schedule

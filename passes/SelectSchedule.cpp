@@ -1,0 +1,204 @@
+//===- SelectSchedule.cpp - kopt-select-schedule --------------------------===//
+//
+// Schedule selection, kept apart from the passes that apply a schedule: this
+// pass only decides which #kopt.schedule each matmul kernel gets (file, an
+// attribute already there, or the default heuristic) and checks it; the
+// kernel builder applies it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Transforms/Passes.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kopt {
+#define GEN_PASS_DEF_KOPTSELECTSCHEDULE
+#include "kopt/Transforms/Passes.h.inc"
+} // namespace kopt
+
+using namespace mlir;
+using namespace kopt;
+namespace sched = kopt::schedule;
+using nlohmann::json;
+
+namespace {
+
+std::optional<sched::DType> dtypeOf(Type t) {
+  Type elt = cast<ShapedType>(t).getElementType();
+  if (elt.isF32())
+    return sched::DType::F32;
+  if (elt.isF16())
+    return sched::DType::F16;
+  if (elt.isBF16())
+    return sched::DType::BF16;
+  return std::nullopt;
+}
+
+/// The matmul a kernel computes, or null when it computes none.
+MatmulOp matmulOf(KernelOp kernel) {
+  MatmulOp found;
+  kernel.getBody().walk([&](MatmulOp op) { found = op; });
+  return found;
+}
+
+sched::MatmulWorkload workloadOf(MatmulOp op) {
+  auto a = cast<RankedTensorType>(op.getA().getType());
+  auto c = cast<RankedTensorType>(op.getResult().getType());
+  sched::MatmulWorkload w;
+  w.m = c.getDimSize(0);
+  w.n = c.getDimSize(1);
+  w.k = op.getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
+  // The op verifier admits f32, f16 and bf16 only.
+  w.a = *dtypeOf(op.getA().getType());
+  w.b = *dtypeOf(op.getB().getType());
+  w.c = *dtypeOf(op.getResult().getType());
+  w.aKContiguous = !op.getTransposeA();
+  w.bKContiguous = op.getTransposeB();
+  return w;
+}
+
+struct KoptSelectSchedulePass
+    : public kopt::impl::KoptSelectScheduleBase<KoptSelectSchedulePass> {
+  using Base::Base;
+
+  /// The schedule file: either one schedule for every kernel (`all`) or
+  /// entries by kernel name, workload key or "*".
+  struct File {
+    std::optional<json> all;
+    json entries = json::object();
+  };
+
+  FailureOr<File> readFile(Location loc) {
+    File f;
+    auto buffer = llvm::MemoryBuffer::getFile(scheduleFile, /*IsText=*/true);
+    if (!buffer) {
+      emitError(loc) << "cannot read the schedule file '" << scheduleFile
+                     << "': " << buffer.getError().message();
+      return failure();
+    }
+    json j = json::parse((*buffer)->getBuffer().begin(),
+                         (*buffer)->getBuffer().end(), /*cb=*/nullptr,
+                         /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      emitError(loc) << "the schedule file '" << scheduleFile
+                     << "' is not a JSON object";
+      return failure();
+    }
+    bool anyParameter = false, anyOther = false;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      (sched::isParameterName(it.key()) ? anyParameter : anyOther) = true;
+    if (anyParameter && anyOther) {
+      emitError(loc) << "the schedule file '" << scheduleFile
+                     << "' mixes schedule parameters with kernel entries; "
+                        "write one schedule object, or an object of "
+                        "schedules keyed by kernel name, workload key or "
+                        "\"*\"";
+      return failure();
+    }
+    if (anyParameter)
+      f.all = j;
+    else
+      f.entries = j;
+    return f;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Location loc = module.getLoc();
+    std::optional<sched::Target> target = sched::Target::forChip(chip);
+    if (!target) {
+      emitError(loc) << "kopt-select-schedule: unknown chip '" << chip << "'";
+      return signalPassFailure();
+    }
+    File file;
+    if (!scheduleFile.empty()) {
+      FailureOr<File> f = readFile(loc);
+      if (failed(f))
+        return signalPassFailure();
+      file = *f;
+    }
+
+    json spaces = json::array();
+    std::set<std::string> used;
+    bool ok = true;
+    module.walk([&](KernelOp kernel) {
+      std::string name = kernel.getSymName().str();
+      MatmulOp mm = matmulOf(kernel);
+      if (!mm) {
+        if (file.entries.contains(name)) {
+          used.insert(name);
+          kernel.emitOpError("is named in the schedule file '")
+              << scheduleFile
+              << "' but computes no matmul; only matmul kernels take "
+                 "schedules";
+          ok = false;
+        }
+        return;
+      }
+      sched::MatmulWorkload w = workloadOf(mm);
+      std::string key = w.key(target->chip);
+      sched::MatmulSchedule s = sched::defaultSchedule(w, *target);
+      if (ScheduleAttr attr = kernel.getScheduleAttr())
+        s = attr.getSchedule();
+
+      const json *entry = nullptr;
+      std::string entryName;
+      if (file.all) {
+        entry = &*file.all;
+        entryName = "the schedule";
+      } else {
+        for (const std::string &k : {name, key, std::string("*")})
+          if (file.entries.contains(k)) {
+            entry = &file.entries[k];
+            entryName = "entry '" + k + "'";
+            used.insert(k);
+            break;
+          }
+      }
+      if (entry) {
+        std::string error;
+        std::optional<sched::MatmulSchedule> parsed =
+            sched::fromJSON(*entry, s, error);
+        if (!parsed) {
+          kernel.emitOpError("cannot use ")
+              << entryName << " of '" << scheduleFile << "': " << error;
+          ok = false;
+          return;
+        }
+        s = *parsed;
+      }
+      if (std::optional<std::string> reason = sched::validate(s, w, *target)) {
+        kernel.emitOpError("schedule is invalid for ")
+            << key << ": " << *reason;
+        ok = false;
+        return;
+      }
+      kernel.setScheduleAttr(ScheduleAttr::get(&getContext(), s));
+      if (printSpace) {
+        json space = sched::spaceJSON(w, *target);
+        space["kernel"] = name;
+        space["selected"] = sched::toJSON(s);
+        spaces.push_back(std::move(space));
+      }
+    });
+    for (auto it = file.entries.begin(); it != file.entries.end(); ++it)
+      if (!used.count(it.key()) && it.key() != "*") {
+        emitError(loc) << "the schedule file '" << scheduleFile
+                       << "' has an entry '" << it.key()
+                       << "' that names no matmul kernel of the module (by "
+                          "name or workload key)";
+        ok = false;
+      }
+    if (!ok)
+      return signalPassFailure();
+    if (printSpace) {
+      llvm::outs() << spaces.dump(2) << "\n";
+      llvm::outs().flush();
+    }
+  }
+};
+
+} // namespace
