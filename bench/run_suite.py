@@ -780,7 +780,9 @@ def summary_line(rec):
     return ", ".join(parts) + f" ({rec.get('wall_s', 0)} s)"
 
 
-def worker_main(plan_path):
+def worker_main(plan_path, worker_class=None):
+    """The worker process: runs `worker_class(plan).main()` (default Worker; the
+    schedule-sweep runner, bench/run_sweep.py, passes its subclass)."""
     with open(plan_path) as f:
         plan = json.load(f)
     try:  # Linux: die with the driver (PR_SET_PDEATHSIG), not linger on the GPU
@@ -791,7 +793,7 @@ def worker_main(plan_path):
     except (OSError, AttributeError):
         pass
     try:
-        w = Worker(plan)
+        w = (worker_class or Worker)(plan)
     except Exception as e:
         traceback.print_exc()
         with open(plan["events"], "a") as f:

@@ -87,9 +87,11 @@ struct KoptSelectSchedulePass
                      << "' is not a JSON object";
       return failure();
     }
+    // Entries map names to schedule objects; a schedule's own values are
+    // strings, numbers and booleans.
     bool anyParameter = false, anyOther = false;
     for (auto it = j.begin(); it != j.end(); ++it)
-      (sched::isParameterName(it.key()) ? anyParameter : anyOther) = true;
+      (it.value().is_object() ? anyOther : anyParameter) = true;
     if (anyParameter && anyOther) {
       emitError(loc) << "the schedule file '" << scheduleFile
                      << "' mixes schedule parameters with kernel entries; "

@@ -529,6 +529,15 @@ std::optional<MatmulSchedule> fromJSON(const json &j, const MatmulSchedule &base
       s.persistent = v.get<bool>();
       continue;
     }
+    if (key == "num_warps") {
+      // Derived: only checked against the warp grid below (a point whose
+      // block is smaller than its warp tile has 0 warps; validate() says why).
+      if (!v.is_number_integer()) {
+        error = cat("'num_warps' must be an integer, got ", v.dump());
+        return std::nullopt;
+      }
+      continue;
+    }
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 ||
         v.get<int64_t>() > (int64_t(1) << 20)) {
       error = cat("'", key, "' must be a positive integer, got ", v.dump());

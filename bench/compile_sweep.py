@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Compiles a matmul schedule sweep and a random sample of the schedule space (no GPU
+needed); bench/run_sweep.py times and checks the result on a GPU host.
+
+    bench/compile_sweep.py --out DIR [--kopt-opt PATH] [--kopt-space PATH]
+                           [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
+                           [--random N] [--random-valid N] [--seed S]
+
+Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
+plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
+heuristic, tag "default") and with the candidate schedules of `candidates()` (tag
+"sweep"): for tensor-core dtypes a grid of block/warp tiles, block_k, stages and
+rasterization; for f32 a grid of SIMT tiles.
+
+Random sample (docs/schedules.md): --random N draws N points uniformly from the
+product of the parameters' domains (kopt-space --sample), each paired with a
+workload drawn from AWKWARD (odd sizes, M = 1, K < 16, transposed operands);
+--random-valid N draws N points uniformly from the valid points of such workloads
+(kopt-space --valid). Every point goes through kopt-opt: an invalid point must be
+rejected by kopt-opt with the reason ("schedule is invalid for ...", exit code 1);
+a valid one must compile and assemble (tags "random" / "random_valid").
+
+Every compile is `kopt-opt P.mlir --kopt-to-ptx="output=K.ptx" --kopt-schedule=K.sched.json`
+followed by `ptxas -arch=sm_90a -v`. Writes DIR/index.json (what run_sweep.py reads),
+DIR/pNNN/kNNN.{ptx,json} and DIR/compile_sweep.json (every point: status, reason,
+registers, spills, compile seconds). Statuses: ok, rejected (invalid point, rejected
+with a reason), and the failures: unexpected-rejection (kopt-space said valid,
+kopt-opt rejected), accepted-invalid (kopt-space said invalid, kopt-opt compiled),
+error (kopt-opt failed otherwise), crash, ptxas-rejected.
+
+Exit code: 0 when no point failed, 1 when one did, 2 on usage errors.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import kopt_suite as ks  # noqa: E402
+
+FAILURES = ("unexpected-rejection", "accepted-invalid", "error", "crash",
+            "ptxas-rejected")
+TIMEOUT_S = 300
+
+# Workloads of the random sample: (m, n, k, dtype, out_dtype, transpose_a,
+# transpose_b). Odd and tiny sizes, K below the mma K step, M = 1, both layouts.
+AWKWARD = [
+    (1, 6144, 4096, "bf16", "bf16", False, True),
+    (7, 33, 5, "f16", "f32", False, True),
+    (37, 45, 7, "bf16", "bf16", False, False),
+    (64, 64, 1, "f16", "f16", False, True),
+    (100, 1000, 4096, "bf16", "bf16", False, True),
+    (129, 257, 96, "f16", "f16", True, False),
+    (513, 300, 1000, "bf16", "f32", False, True),
+    (1000, 1000, 1000, "f16", "f16", False, False),
+    (2048, 2048, 512, "bf16", "bf16", False, True),
+    (4097, 4095, 4093, "bf16", "bf16", False, False),
+    (33, 17, 9, "f32", "f32", False, False),
+    (300, 200, 100, "f32", "f32", True, True),
+]
+
+# Extra sweep shapes beyond the suite's: the issue's 4096^3 (a Linear layer:
+# weights stored [N, K]).
+EXTRA = [
+    ("gemm_4096x4096x4096_bf16", 4096, 4096, 4096, "bf16", "bf16", False, True),
+    ("gemm_4096x4096x4096_f16", 4096, 4096, 4096, "f16", "f16", False, True),
+]
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def suite_problems():
+    """Distinct GEMMs of the suite (batch 1) plus EXTRA, as problem dicts."""
+    suite = ks.load_suite()
+    seen = {}
+    for p in suite["problems"]:
+        for n in ks.matmul_nodes(p):
+            m, nn, k, batch = n["mnk"]
+            if batch != 1:
+                continue
+            attrs = n.get("attrs", {})
+            key = (m, nn, k, p["values"][n["args"][0]]["dtype"],
+                   p["values"][n["out"]]["dtype"],
+                   bool(attrs.get("transpose_a")), bool(attrs.get("transpose_b")))
+            pid = p["name"] if len(p["graph"]) == 1 else f"{p['name']}_mm_{m}x{nn}x{k}"
+            seen.setdefault(key, (pid, p["name"]))
+    out = []
+    for key, (pid, name) in seen.items():
+        m, n, k, dt, odt, ta, tb = key
+        out.append(problem(pid, m, n, k, dt, odt, ta, tb, source=name))
+    for name, m, n, k, dt, odt, ta, tb in EXTRA:
+        out.append(problem(name, m, n, k, dt, odt, ta, tb, source="issue #4"))
+    return out
+
+
+def problem(pid, m, n, k, dt, odt, ta, tb, source=""):
+    return {"id": pid, "m": m, "n": n, "k": k, "dtype": dt, "out_dtype": odt,
+            "transpose_a": ta, "transpose_b": tb, "source": source}
+
+
+def mlir_text(p):
+    a = [p["k"], p["m"]] if p["transpose_a"] else [p["m"], p["k"]]
+    b = [p["n"], p["k"]] if p["transpose_b"] else [p["k"], p["n"]]
+    ta = f"tensor<{a[0]}x{a[1]}x{p['dtype']}>"
+    tb = f"tensor<{b[0]}x{b[1]}x{p['dtype']}>"
+    tc = f"tensor<{p['m']}x{p['n']}x{p['out_dtype']}>"
+    attrs = [x for x, on in (("transpose_a", p["transpose_a"]),
+                             ("transpose_b", p["transpose_b"])) if on]
+    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    return (f"func.func @gemm(%a: {ta}, %b: {tb}) -> {tc} {{\n"
+            f"  %c = kopt.matmul %a, %b{attr} : {ta}, {tb} -> {tc}\n"
+            f"  return %c : {tc}\n}}\n")
+
+
+def space_args(p):
+    args = [f"--shape={p['m']}x{p['n']}x{p['k']}", f"--dtype={p['dtype']}",
+            f"--out-dtype={p['out_dtype']}"]
+    if p["transpose_a"]:
+        args.append("--transpose-a")
+    if p["transpose_b"]:
+        args.append("--transpose-b")
+    return args
+
+
+def candidates(p):
+    """The sweep's schedules for problem p (validity is kopt's to decide)."""
+    out = []
+    if p["dtype"] == "f32":
+        for bm, bn, wm, wn in ((64, 64, 32, 16), (128, 64, 32, 32), (64, 128, 32, 32),
+                               (128, 128, 64, 32), (32, 64, 16, 16), (64, 32, 16, 16)):
+            for bk in (8, 16, 32):
+                out.append({"instruction": "ffma", "copy": "sync", "stages": 1,
+                            "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                            "block_k": bk, "swizzle": 8 if p["m"] >= 512 else 1,
+                            "vector_width": 1})
+        return out
+    if p["m"] <= 64:
+        tiles = ((16, 64, 16, 16), (16, 128, 16, 32), (32, 64, 32, 16),
+                 (32, 128, 32, 32), (64, 32, 64, 8), (64, 64, 64, 16),
+                 (64, 128, 64, 32), (16, 256, 16, 64))
+        ks_, stages = (32, 64), (3, 4, 5)
+    else:
+        tiles = ((128, 128, 64, 32), (128, 128, 64, 64), (128, 256, 64, 64),
+                 (256, 128, 64, 64), (128, 64, 64, 32), (64, 128, 32, 64),
+                 (64, 64, 32, 32), (256, 64, 64, 32))
+        ks_, stages = (32, 64), (3, 4)
+    async_ok = (not p["transpose_a"]) and p["transpose_b"] and p["k"] % 8 == 0
+    for bm, bn, wm, wn in tiles:
+        for bk in ks_:
+            for st in (stages if async_ok else (1,)):
+                out.append({"instruction": "mma_sync",
+                            "copy": "cp_async" if async_ok else "sync",
+                            "stages": st, "block_m": bm, "block_n": bn,
+                            "warp_m": wm, "warp_n": wn, "block_k": bk,
+                            "swizzle": 8 if p["m"] >= 512 else 1,
+                            "vector_width": 2 if p["n"] % 2 == 0 else 1})
+    return out
+
+
+def run(cmd, timeout=TIMEOUT_S):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stdout, r.stderr
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {timeout} s"
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if "error" in line.lower():
+            return line.strip()
+    return text.strip().splitlines()[0] if text.strip() else "(no output)"
+
+
+def compile_point(args, pdir, mlir_path, kname, sched, expect_valid):
+    """Compiles one schedule; returns the point's record."""
+    base = os.path.join(pdir, kname)
+    with open(base + ".sched.json", "w") as f:
+        json.dump(sched, f)
+    rec = {"kernel": kname, "schedule": sched}
+    t0 = time.monotonic()
+    rc, _, err = run([args.kopt_opt, mlir_path,
+                      f"--kopt-to-ptx=output={base}.ptx",
+                      f"--kopt-schedule={base}.sched.json", "-o", os.devnull])
+    rec["compile_s"] = round(time.monotonic() - t0, 3)
+    if rc is None or (rc not in (0, 1)) or "Stack dump" in err or "LLVM ERROR" in err:
+        rec.update(status="crash", reason=first_error(err))
+        return rec
+    if rc == 1:
+        m = re.search(r"schedule is invalid for \S+: (.*)", err)
+        if m and expect_valid is not True:
+            rec.update(status="rejected", reason=m.group(1).strip())
+        elif m:
+            rec.update(status="unexpected-rejection", reason=m.group(1).strip())
+        else:
+            rec.update(status="error", reason=first_error(err))
+        return rec
+    if expect_valid is False:
+        rec["status"] = "accepted-invalid"
+        return rec
+    rc, out, err = run([args.ptxas, "-arch=sm_90a", "-v", base + ".ptx", "-o",
+                        os.devnull])
+    if rc != 0:
+        rec.update(status="ptxas-rejected", reason=first_error(err))
+        return rec
+    regs = re.search(r"Used (\d+) registers", err)
+    spill = re.search(r"(\d+) bytes spill stores", err)
+    rec.update(status="ok", registers=int(regs.group(1)) if regs else None,
+               spill_bytes=int(spill.group(1)) if spill else 0)
+    with open(base + ".json") as f:
+        rec["manifest_schedule"] = json.load(f)["kernels"][0].get("schedule")
+    return rec
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    build = os.environ.get("KOPT_BUILD_DIR", os.path.join(ROOT, "build"))
+    ap.add_argument("--kopt-opt", default=os.path.join(build, "bin", "kopt-opt"))
+    ap.add_argument("--kopt-space", default=None)
+    ap.add_argument("--ptxas", default=shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--random", type=int, default=0)
+    ap.add_argument("--random-valid", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=4)
+    args = ap.parse_args(argv)
+    if args.kopt_space is None:
+        args.kopt_space = os.path.join(os.path.dirname(args.kopt_opt), "kopt-space")
+    for tool in (args.kopt_opt, args.kopt_space, args.ptxas):
+        if not os.access(tool, os.X_OK):
+            print(f"compile_sweep: error: {tool} not found or not executable",
+                  file=sys.stderr)
+            return 2
+    os.makedirs(args.out, exist_ok=True)
+
+    # (problem, kernel name, schedule, tags, expect_valid)
+    jobs = []
+    problems = []
+    if not args.no_sweep:
+        for p in suite_problems():
+            if args.only and p["id"] not in args.only:
+                continue
+            problems.append(p)
+            rc, out, err = run([args.kopt_space] + space_args(p) + ["--default"])
+            if rc != 0:
+                print(f"compile_sweep: error: kopt-space: {err.strip()}", file=sys.stderr)
+                return 2
+            default = json.loads(out)
+            jobs.append((p, default, ["default"], True))
+            for s in candidates(p):
+                jobs.append((p, s, ["sweep"], None))
+    rng = random.Random(args.seed)
+    for tag, count in (("random", args.random), ("random_valid", args.random_valid)):
+        for i in range(count):
+            m, n, k, dt, odt, ta, tb = rng.choice(AWKWARD)
+            p = problem(f"{tag}_{i:03d}_{m}x{n}x{k}_{dt}", m, n, k, dt, odt, ta, tb,
+                        source=f"{tag} sample, seed {args.seed}")
+            if tag == "random":
+                rc, out, err = run([args.kopt_space] + space_args(p) +
+                                   ["--sample=1", f"--seed={rng.randrange(2**63)}"])
+                if rc != 0:
+                    print(f"compile_sweep: error: kopt-space: {err.strip()}",
+                          file=sys.stderr)
+                    return 2
+                point = json.loads(out)[0]
+                sched, valid = point["schedule"], point["valid"]
+            else:
+                rc, out, err = run([args.kopt_space] + space_args(p) + ["--valid"])
+                if rc != 0:
+                    print(f"compile_sweep: error: kopt-space: {err.strip()}",
+                          file=sys.stderr)
+                    return 2
+                sched, valid = rng.choice(json.loads(out)), True
+            problems.append(p)
+            jobs.append((p, sched, [tag], valid))
+
+    # Problem folders and inputs.
+    for i, p in enumerate(problems):
+        p["dir"] = f"p{i:03d}"
+        os.makedirs(os.path.join(args.out, p["dir"]), exist_ok=True)
+        with open(os.path.join(args.out, p["dir"], "gemm.mlir"), "w") as f:
+            f.write(mlir_text(p))
+        p["kernels"] = []
+    counters = {}
+    work = []
+    for p, sched, tags, valid in jobs:
+        n = counters.get(p["id"], 0)
+        counters[p["id"]] = n + 1
+        work.append((p, f"k{n:03d}", sched, tags, valid))
+
+    log(f"compile_sweep: {len(work)} points over {len(problems)} problems, "
+        f"{args.jobs} jobs")
+    t0 = time.monotonic()
+    records = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futs = []
+        for p, kname, sched, tags, valid in work:
+            pdir = os.path.join(args.out, p["dir"])
+            futs.append((p, kname, tags, valid, pool.submit(
+                compile_point, args, pdir, os.path.join(pdir, "gemm.mlir"), kname,
+                sched, valid)))
+        for p, kname, tags, valid, fut in futs:
+            rec = fut.result()
+            rec.update(problem=p["id"], tags=tags, expected_valid=valid)
+            records.append(rec)
+            if rec["status"] == "ok":
+                p["kernels"].append({
+                    "file": f"{p['dir']}/{kname}.ptx",
+                    "manifest": f"{p['dir']}/{kname}.json",
+                    "schedule": rec["manifest_schedule"], "tags": tags,
+                    "registers": rec.get("registers"),
+                    "spill_bytes": rec.get("spill_bytes")})
+            if rec["status"] in FAILURES:
+                log(f"  FAIL {p['id']} {kname} {rec['status']}: {rec.get('reason')}")
+    elapsed = time.monotonic() - t0
+
+    # A schedule listed twice (the default among the candidates) is timed once
+    # with both tags.
+    for p in problems:
+        merged = {}
+        for k in p["kernels"]:
+            key = json.dumps(k["schedule"], sort_keys=True)
+            if key in merged:
+                merged[key]["tags"] = sorted(set(merged[key]["tags"]) | set(k["tags"]))
+            else:
+                merged[key] = k
+        p["kernels"] = list(merged.values())
+
+    commit = run(["git", "-C", ROOT, "rev-parse", "HEAD"])[1].strip()
+    index = {"kopt_sweep_version": 1, "chip": "sm_90a", "commit": commit,
+             "problems": [{k: v for k, v in p.items() if k != "dir"}
+                          for p in problems if p["kernels"]]}
+    with open(os.path.join(args.out, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+    statuses = {}
+    for r in records:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    summary = {"commit": commit, "seconds": round(elapsed, 1), "statuses": statuses,
+               "seed": args.seed, "points": records}
+    with open(os.path.join(args.out, "compile_sweep.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    for tag in ("default", "sweep", "random", "random_valid"):
+        rs = [r for r in records if tag in r["tags"]]
+        if rs:
+            c = {}
+            for r in rs:
+                c[r["status"]] = c.get(r["status"], 0) + 1
+            log(f"  {tag}: {len(rs)} points: " +
+                ", ".join(f"{v} {k}" for k, v in sorted(c.items())))
+    log(f"compile_sweep: {elapsed:.0f} s; wrote {args.out}/index.json")
+    return 1 if any(r["status"] in FAILURES for r in records) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,539 @@
+#!/usr/bin/env python3
+"""Unit tests of the schedule-sweep runner's GPU-free parts (bench/run_sweep.py):
+the index and manifest checks, --dry-run, the record, the summaries and sweep.md,
+and the driver (worker restarts after a crash, a sticky CUDA error or a hang;
+the deadline) with a fake worker that needs no torch and no GPU.
+
+    python3 bench/test_run_sweep.py        (CTest: bench-sweep-unit)
+
+Run with --fake-worker PLAN, this file is the fake worker the driver tests start.
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_suite  # noqa: E402
+import run_sweep as rs  # noqa: E402
+
+PTX = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry matmul_0(
+    .param .u64 a,
+    .param .u64 b,
+    .param .u64 result
+)
+{
+    ret;
+}
+"""
+
+SCHED = {"instruction": "mma_sync", "copy": "cp_async", "block_m": 128, "block_n": 128,
+         "block_k": 32, "warp_m": 64, "warp_n": 32, "num_warps": 8, "stages": 2,
+         "split_k": 1, "swizzle": 1, "vector_width": 1, "persistent": False}
+
+
+def manifest(p, name="matmul_0", ptx="k.ptx", schedule=None, smem=0):
+    """A launch manifest as kopt-opt writes it for a kopt.matmul (docs/manifest.md)."""
+    a, b, c = rs.operand_shapes(rs.normalize_problem(p))
+    k = {"name": name, "class": "matmul", "op": "matmul",
+         "attrs": {"transpose_a": p.get("transpose_a", False),
+                   "transpose_b": p.get("transpose_b", False)},
+         "params": [{"name": "a", "role": "input", "dtype": p["dtype"], "shape": a},
+                    {"name": "b", "role": "input", "dtype": p["dtype"], "shape": b},
+                    {"name": "result", "role": "output", "dtype": p["out_dtype"], "shape": c}],
+         "grid": [(p["m"] + 127) // 128 * ((p["n"] + 127) // 128), 1, 1],
+         "block": [256, 1, 1], "dynamic_shared_bytes": smem}
+    if schedule is not None:
+        k["schedule"] = schedule
+    return {"kopt_manifest_version": 1, "chip": "sm_90a", "ptx": ptx, "kernels": [k],
+            "functions": [{"name": "gemm", "args": [
+                {"name": "arg0", "role": "input", "dtype": p["dtype"], "shape": a},
+                {"name": "arg1", "role": "input", "dtype": p["dtype"], "shape": b},
+                {"name": "out0", "role": "output", "dtype": p["out_dtype"], "shape": c}],
+                "buffers": [], "launches": [{"kernel": name, "args": [
+                    {"arg": 0}, {"arg": 1}, {"arg": 2}]}]}]}
+
+
+def make_dir(root, problems):
+    """Writes DIR/index.json and every kernel's PTX and manifest. `problems`: index
+    problems whose kernels may carry "_manifest" (a manifest to write instead of the
+    generated one) and "_ptx" (PTX text)."""
+    index = {"kopt_sweep_version": 1, "chip": "sm_90a", "commit": "0" * 40, "problems": []}
+    for i, p in enumerate(problems):
+        q = {k: v for k, v in p.items() if k != "kernels"}
+        q["kernels"] = []
+        os.makedirs(os.path.join(root, f"p{i:03d}"), exist_ok=True)
+        for j, k in enumerate(p["kernels"]):
+            base = f"p{i:03d}/k{j:03d}"
+            entry = {"file": base + ".ptx", "manifest": base + ".json",
+                     "schedule": k.get("schedule", SCHED), "tags": k.get("tags", ["sweep"])}
+            entry.update({x: v for x, v in k.items() if not x.startswith("_") and
+                          x not in entry})
+            m = k.get("_manifest") or manifest(q, ptx=f"k{j:03d}.ptx",
+                                               schedule=entry["schedule"])
+            with open(os.path.join(root, base + ".json"), "w") as f:
+                json.dump(m, f)
+            with open(os.path.join(root, base + ".ptx"), "w") as f:
+                f.write(k.get("_ptx", PTX))
+            q["kernels"].append(entry)
+        index["problems"].append(q)
+    with open(os.path.join(root, "index.json"), "w") as f:
+        json.dump(index, f)
+    return index
+
+
+def gemm(pid, m=64, n=128, k=256, dtype="bf16", out_dtype=None, tb=True, kernels=(),
+         **extra):
+    p = {"id": pid, "m": m, "n": n, "k": k, "dtype": dtype, "out_dtype": out_dtype or dtype,
+         "transpose_a": False, "transpose_b": tb, "kernels": list(kernels)}
+    p.update(extra)
+    return p
+
+
+def quiet(fn, *a, **kw):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        r = fn(*a, **kw)
+    return r, buf.getvalue()
+
+
+class TempDir(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kopt-sweep-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ======================================================================= checks
+
+class IndexChecks(unittest.TestCase):
+    def good(self):
+        return {"kopt_sweep_version": 1, "problems": [
+            gemm("p1", kernels=[{"file": "p/k.ptx", "manifest": "p/k.json",
+                                 "schedule": {}, "tags": ["default"]}])]}
+
+    def test_good(self):
+        self.assertEqual(rs.check_index(self.good()), [])
+
+    def test_errors(self):
+        cases = [
+            (lambda x: x.update(kopt_sweep_version=2), "kopt_sweep_version"),
+            (lambda x: x.update(problems=[]), "no problems"),
+            (lambda x: x["problems"][0].update(m=0), "m must be"),
+            (lambda x: x["problems"][0].update(k=True), "k must be"),
+            (lambda x: x["problems"][0].update(dtype="f64"), "dtype must be"),
+            (lambda x: x["problems"][0].update(id="a b"), "bad id"),
+            (lambda x: x["problems"][0].update(transpose_b="yes"), "transpose_b"),
+            (lambda x: x["problems"].append(dict(x["problems"][0])), "duplicate id"),
+            (lambda x: x["problems"][0]["kernels"][0].update(file="/abs.ptx"), "relative"),
+            (lambda x: x["problems"][0]["kernels"][0].update(manifest="../k.json"), "relative"),
+            (lambda x: x["problems"][0]["kernels"][0].update(tags="sweep"), "tags"),
+            (lambda x: x["problems"][0].update(kernels=None), "kernels must be"),
+        ]
+        for change, want in cases:
+            idx = json.loads(json.dumps(self.good()))
+            change(idx)
+            errs = rs.check_index(idx)
+            self.assertTrue(any(want in e for e in errs), (want, errs))
+
+    def test_select(self):
+        ps = [{"id": x} for x in ("llama_a", "llama_b", "random_000", "random_001")]
+        self.assertEqual([p["id"] for p in rs.select(ps, [])], [p["id"] for p in ps])
+        self.assertEqual([p["id"] for p in rs.select(ps, ["random_*"])],
+                         ["random_000", "random_001"])
+        self.assertEqual([p["id"] for p in rs.select(ps, ["llama_b,llama_a"])],
+                         ["llama_a", "llama_b"])
+        with self.assertRaises(rs.SweepError):
+            rs.select(ps, ["nope"])
+
+    def test_order_and_shapes(self):
+        p = rs.normalize_problem(gemm("x", m=3, n=5, k=7, tb=True, kernels=[
+            {"file": "a", "manifest": "a", "tags": ["sweep"]},
+            {"file": "b", "manifest": "b", "tags": ["random"]},
+            {"file": "c", "manifest": "c", "tags": ["sweep", "default"]}]))
+        self.assertEqual(rs.kernel_order(p), [2, 0, 1])
+        self.assertEqual(rs.operand_shapes(p), ([3, 7], [5, 7], [3, 5]))
+        p["transpose_a"], p["transpose_b"] = True, False
+        self.assertEqual(rs.operand_shapes(p), ([7, 3], [7, 5], [3, 5]))
+        self.assertEqual(rs.problem_flops(p), 2 * 3 * 5 * 7)
+        self.assertEqual(rs.problem_seed(1, "x"), rs.problem_seed(1, "x"))
+        self.assertNotEqual(rs.problem_seed(1, "x"), rs.problem_seed(1, "y"))
+
+    def test_tolerance(self):
+        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="bf16")), 1e-2)
+        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f16", out_dtype="f32")), 1e-5)
+        self.assertEqual(rs.problem_tolerance(gemm("x", tolerance=0.5)), 0.5)
+
+
+class ManifestChecks(unittest.TestCase):
+    def setUp(self):
+        self.p = rs.normalize_problem(gemm("x", m=64, n=128, k=256, tb=True, kernels=[]))
+        self.k = {"file": "p/k.ptx", "manifest": "p/k.json", "schedule": SCHED,
+                  "tags": ["sweep"]}
+
+    def check(self, m, ptx=PTX, k=None):
+        return rs.check_kernel_manifest(self.p, k or self.k, m, ptx)
+
+    def test_good(self):
+        err, warns = self.check(manifest(self.p, ptx="k.ptx", schedule=SCHED))
+        self.assertIsNone(err)
+        self.assertEqual(warns, [])
+
+    def test_errors(self):
+        def two(m):
+            m["kernels"].append(dict(m["kernels"][0], name="matmul_1"))
+
+        def param(i, **kw):
+            return lambda m: m["kernels"][0]["params"][i].update(kw)
+        cases = [
+            (lambda m: m.update(kopt_manifest_version=2), "version 1"),
+            (two, "2 kernels, not 1"),
+            (lambda m: m["kernels"][0].update(op="softmax", **{"class": "row"}), "not a matmul"),
+            (lambda m: m["kernels"][0]["attrs"].update(transpose_b=False), "transpose_b"),
+            (lambda m: m["kernels"][0]["params"].pop(), "2 parameters"),
+            (param(0, shape=[256, 64]), "parameter a"),
+            (param(1, dtype="f16"), "parameter b"),
+            (param(2, role="input"), "parameter result"),
+            (param(0, name="x"), "parameter x"),
+            (lambda m: m["kernels"][0].update(grid=[1, 1]), "grid"),
+            (lambda m: m["kernels"][0].update(block=[2048, 1, 1]), "threads"),
+            (lambda m: m["kernels"][0].update(grid=[1, 70000, 1]), "CUDA limits"),
+            (lambda m: m["kernels"][0].update(dynamic_shared_bytes=300 * 1024),
+             "dynamic_shared_bytes"),
+            (lambda m: m["kernels"][0].update(name="matmul_7"), "not an .entry"),
+            (lambda m: m["kernels"][0]["schedule"].update(block_m=64), "block_m (64 vs 128)"),
+        ]
+        for change, want in cases:
+            m = manifest(self.p, ptx="k.ptx", schedule=dict(SCHED))
+            change(m)
+            err, _ = self.check(m)
+            self.assertIsNotNone(err, want)
+            self.assertIn(want, err)
+
+    def test_large_smem_and_warnings(self):
+        m = manifest(self.p, ptx="other.ptx", smem=200 * 1024)
+        err, warns = self.check(m, k=dict(self.k, tags=["sweep", "odd"]))
+        self.assertIsNone(err)
+        self.assertTrue(any("other.ptx" in w for w in warns), warns)
+        self.assertTrue(any("odd" in w for w in warns), warns)
+
+    def test_transposed_a(self):
+        p = rs.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
+                                           tb=False, kernels=[]), transpose_a=True))
+        m = manifest(p, ptx="k.ptx")
+        self.assertEqual(m["kernels"][0]["params"][0]["shape"], [32, 8])
+        self.assertIsNone(rs.check_kernel_manifest(p, self.k, m, PTX)[0])
+
+
+class DryRun(TempDir):
+    def problems(self):
+        return [gemm("llama_gate", m=64, n=128, k=256, kernels=[
+                    {"tags": ["default"]}, {"tags": ["sweep"]},
+                    {"tags": ["sweep"], "schedule": dict(SCHED, block_m=64)}]),
+                gemm("random_000", m=7, n=33, k=5, dtype="f16", out_dtype="f32",
+                     kernels=[{"tags": ["random"]}])]
+
+    def test_ok(self):
+        make_dir(self.tmp, self.problems())
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("2 problems, 4 kernels, 0 kernels with errors", out)
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run", "--only", "random_*"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("1 problems, 1 kernels", out)
+
+    def test_broken_files(self):
+        ps = self.problems()
+        bad = manifest(rs.normalize_problem(ps[0]), ptx="k001.ptx")
+        bad["kernels"][0]["params"][2]["dtype"] = "f32"
+        ps[0]["kernels"][1]["_manifest"] = bad
+        ps[0]["kernels"][2]["_ptx"] = ".visible .entry other_0(\n)"
+        make_dir(self.tmp, ps)
+        os.remove(os.path.join(self.tmp, "p001", "k000.ptx"))
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("3 kernels with errors", out)
+        self.assertIn("parameter result", out)
+        self.assertIn("not an .entry", out)
+        self.assertIn("No such file", out)
+
+    def test_usage_errors(self):
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
+        self.assertEqual(rc, 2, out)  # no index.json
+        make_dir(self.tmp, self.problems())
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run", "--only", "nope"])
+        self.assertEqual(rc, 2, out)
+        with open(os.path.join(self.tmp, "index.json"), "w") as f:
+            json.dump({"kopt_sweep_version": 1, "problems": [{"id": "x"}]}, f)
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
+        self.assertEqual(rc, 2, out)
+        self.assertIn("m must be a positive integer", out)
+
+
+# ======================================================================= the record
+
+def kentry(file, tags, **sched):
+    return {"file": file, "manifest": file.replace(".ptx", ".json"),
+            "schedule": dict(SCHED, **sched), "tags": tags, "registers": 100}
+
+
+class Record(unittest.TestCase):
+    def record(self):
+        p1 = rs.normalize_problem(gemm("gate", m=4096, n=14336, k=4096, kernels=[
+            kentry("p0/k0.ptx", ["default"]), kentry("p0/k1.ptx", ["sweep"], block_m=256),
+            kentry("p0/k2.ptx", ["sweep"], block_k=64), kentry("p0/k3.ptx", ["sweep"]),
+            kentry("p0/k4.ptx", ["sweep"]), kentry("p0/k5.ptx", ["sweep"])]))
+        p2 = rs.normalize_problem(gemm("random_000", m=7, n=33, k=5, kernels=[
+            kentry("p1/k0.ptx", ["random"])]))
+        p3 = rs.normalize_problem(gemm("random_001", m=7, n=33, k=5, kernels=[
+            kentry("p2/k0.ptx", ["random"])]))
+        results = {
+            "gate": {"seed": 5, "tolerance": 0.01, "cublas": {"ms": 1.0, "rel_err": 1e-3},
+                     "kernels": {
+                         0: {"status": "ok", "correct": True, "rel_err": 2e-3, "ms": 2.0,
+                             "registers": 128, "local_bytes": 0, "time": {"median_ms": 2.0}},
+                         1: {"status": "ok", "correct": True, "rel_err": 2e-3, "ms": 0.8},
+                         2: {"status": "incorrect", "correct": False, "rel_err": 0.7},
+                         3: {"status": "error", "error": "launch: CUDA_ERROR_LAUNCH_FAILED"},
+                         4: {"status": "timeout", "error": "worker killed"}}},
+            "random_000": {"cublas": {"ms": 0.01}, "kernels": {
+                0: {"status": "ok", "correct": True, "rel_err": 1e-3, "ms": 0.02}}},
+            "random_001": {"error": "worker died in the problem's setup", "kernels": {
+                0: {"status": "not-run", "error": "setup failed"}}},
+        }
+        meta = {"date": "2026-11-30", "wall_s": 12.0, "command": "bench/run_sweep.py ...",
+                "sweep_dir": "/x", "method": {"runs": 30, "min_runs": 10, "warmup": 10,
+                                              "time_budget_s": 1.0, "l2_flush_bytes": 256 << 20,
+                                              "inputs": rs.INPUTS, "tolerance": {"bf16": 1e-2}}}
+        env = {"device": {"name": "NVIDIA H200", "driver": "580"},
+               "software": {"torch": "2.11", "cupy": "13.6", "cuda_torch": "13.0"},
+               "loader": "cupy.RawModule", "loader_errors": [], "sleep_cycles": 1000}
+        index = {"kopt_sweep_version": 1, "chip": "sm_90a", "commit": "abc"}
+        return rs.build_record(index, [p1, p2, p3], results, env, meta)
+
+    def test_kernels(self):
+        r = self.record()
+        ks_ = r["problems"][0]["kernels"]
+        self.assertAlmostEqual(ks_[0]["ratio_to_cublas"], 0.5)
+        self.assertAlmostEqual(ks_[1]["ratio_to_cublas"], 1.25)
+        self.assertAlmostEqual(ks_[1]["tflops"], 2 * 4096 * 14336 * 4096 / 0.8e-3 / 1e12)
+        self.assertEqual(ks_[0]["registers"], 128)
+        self.assertEqual(ks_[0]["compile"], {"registers": 100})
+        self.assertEqual(ks_[0]["schedule"]["block_m"], 128)
+        self.assertEqual(ks_[2]["correct"], False)
+        self.assertIsNone(ks_[2]["ms"])
+        self.assertIsNone(ks_[3]["correct"])
+        self.assertEqual(ks_[5]["status"], "skipped")  # no result: not reached
+        self.assertAlmostEqual(r["problems"][0]["cublas"]["tflops"],
+                               2 * 4096 * 14336 * 4096 / 1e-3 / 1e12)
+
+    def test_summaries(self):
+        r = self.record()
+        s = r["problems"][0]["summary"]
+        self.assertEqual((s["kernels"], s["correct"], s["incorrect"], s["failed"], s["skipped"]),
+                         (6, 2, 1, 2, 1))
+        self.assertEqual(s["best"]["file"], "p0/k1.ptx")
+        self.assertEqual(s["default"]["file"], "p0/k0.ptx")
+        self.assertAlmostEqual(s["default"]["slowdown_vs_best"], 2.5)
+        self.assertFalse(s["default"]["is_best"])
+        t = r["summary"]
+        self.assertEqual(t["kernels"], 8)
+        self.assertEqual(t["problems_with_error"], 1)
+        self.assertEqual(t["tags"]["random"], {"kernels": 2, "ran": 1, "correct": 1,
+                                               "incorrect": 0, "failed": 1, "skipped": 0})
+        self.assertAlmostEqual(t["geomean_best_ratio_to_cublas"]["value"], (1.25 * 0.5) ** 0.5)
+        self.assertEqual(t["geomean_best_ratio_to_cublas"]["problems"], 2)
+        self.assertAlmostEqual(t["geomean_default_ratio_to_cublas"]["value"], 0.5)
+        self.assertEqual(rs.exit_code(r), 1)
+
+    def test_exit_code_clean(self):
+        p = rs.normalize_problem(gemm("a", kernels=[kentry("k.ptx", ["default"]),
+                                                    kentry("l.ptx", ["sweep"])]))
+        r = rs.build_record({}, [p], {"a": {"cublas": {"ms": 1.0}, "kernels": {
+            0: {"status": "ok", "ms": 1.0}, 1: {"status": "skipped", "error": "past"}}}},
+            None, {})
+        self.assertEqual(rs.exit_code(r), 0)
+        self.assertTrue(r["problems"][0]["summary"]["default"]["is_best"])
+        rs.markdown(r)  # no device, no method: still renders
+
+    def test_markdown(self):
+        md = rs.markdown(self.record())
+        self.assertIn("# kopt matmul schedule sweep: NVIDIA H200", md)
+        self.assertIn("| 1 | gate | 4096 x 14336 x 4096 B^T | bf16 | 1 |", md)
+        self.assertIn("| 1.250 | 2 | 0.500 | 2.500 | 2 | 1 | 2 | 1 |", md)
+        self.assertIn("bm=256", md)
+        self.assertIn("| random | 2 | 1 | 1 | 0 | 1 | 0 |", md)
+        self.assertIn("`random` kernels: 1 of 2 ran, 1 correct", md)
+        self.assertIn("CUDA_ERROR_LAUNCH_FAILED", md)
+        self.assertIn("problem random_001: worker died", md)
+        self.assertNotIn("| 2 | random_000", md)  # random problems are not sweep rows
+
+    def test_fmt_schedule(self):
+        self.assertEqual(rs.fmt_schedule(SCHED),
+                         "mma_sync cp_async bm=128 bn=128 bk=32 wm=64 wn=32 warps=8 st=2 "
+                         "splitk=1 sw=1 vec=1")
+        self.assertEqual(rs.fmt_schedule({}), "-")
+        self.assertEqual(rs.fmt_schedule({"x": [1, 2], "persistent": True}),
+                         "persistent=True x=[1, 2]")
+
+
+# ======================================================================= the driver
+
+class FakeWorker(rs.SweepWorker):
+    """SweepWorker's loop with fake GPU work: each kernel's index entry says what
+    happens ("fake": "ok:MS", "incorrect", "error", "sticky", "crash", "hang",
+    "slow:S"); a problem with "fake_setup": "error" fails its setup."""
+
+    def __init__(self, plan):
+        if os.environ.get("KOPT_FAKE_FATAL"):
+            raise RuntimeError("no CUDA device visible to PyTorch")
+        self.plan, self.o = plan, plan["options"]
+        self.sweep_dir = plan["sweep_dir"]
+        self.events = open(plan["events"], "a")
+        self.stuck = False
+
+    def env(self):
+        return {"device": {"name": "fake GPU"}, "software": {"torch": None, "cupy": None},
+                "loader": "fake", "loader_errors": [], "sleep_cycles": 0}
+
+    def setup_problem(self, p, known):
+        if p.get("fake_setup") == "error":
+            raise RuntimeError("setup failed")
+        cub = known or {"ms": 1.0, "rel_err": 1e-3, "out_dtype": p["out_dtype"],
+                        "worker_pid": os.getpid()}
+        return {}, {"seed": rs.problem_seed(self.o["seed"], p["id"]), "cublas": cub,
+                    "tolerance": 0.01, "dtype_tolerance": 0.01}
+
+    def release(self, state):
+        pass
+
+    def sticky(self):
+        return self.stuck
+
+    def run_kernel(self, p, state, kentry):
+        what, _, arg = kentry.get("fake", "ok:1").partition(":")
+        if what == "ok":
+            return {"status": "ok", "correct": True, "rel_err": 1e-3, "ms": float(arg),
+                    "worker_pid": os.getpid()}
+        if what == "slow":
+            time.sleep(float(arg))
+            return {"status": "ok", "correct": True, "rel_err": 1e-3, "ms": 1.0}
+        if what == "incorrect":
+            return {"status": "incorrect", "correct": False, "rel_err": 0.9}
+        if what == "error":
+            return {"status": "error", "error": "load: CUDADriverError: CUDA_ERROR_INVALID_PTX"}
+        if what == "sticky":
+            self.stuck = True
+            return {"status": "error", "error": "launch: CUDA_ERROR_ILLEGAL_ADDRESS",
+                    "sticky_cuda_error": True}
+        if what == "crash":
+            print("fake worker: crashing", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if what == "hang":
+            time.sleep(120)
+        raise ValueError(what)
+
+
+def fake_cmd(plan_path):
+    return [sys.executable, os.path.abspath(__file__), "--fake-worker", plan_path]
+
+
+class Driver(TempDir):
+    def run_sweep(self, problems, *extra):
+        d = os.path.join(self.tmp, "sweep")
+        out = os.path.join(self.tmp, "out")
+        make_dir(d, problems)
+        rc, text = quiet(rs.main, ["--sweep-dir", d, "--out", out] + list(extra),
+                         worker_cmd=fake_cmd)
+        with open(os.path.join(out, "sweep.json")) as f:
+            record = json.load(f)
+        return rc, record, out, text
+
+    def test_failures_and_restarts(self):
+        ps = [gemm("a", kernels=[{"tags": ["sweep"], "fake": "ok:2"},
+                                 {"tags": ["sweep"], "fake": "sticky"},
+                                 {"tags": ["default"], "fake": "ok:3"},
+                                 {"tags": ["sweep"], "fake": "crash"},
+                                 {"tags": ["sweep"], "fake": "incorrect"},
+                                 {"tags": ["sweep"], "fake": "hang"},
+                                 {"tags": ["sweep"], "fake": "error"},
+                                 {"tags": ["sweep"], "fake": "ok:0.5"}]),
+              gemm("b", fake_setup="error", kernels=[{"tags": ["default"]}]),
+              gemm("c", kernels=[{"tags": ["random"], "fake": "ok:1"},
+                                 {"tags": ["random"],
+                                  "_ptx": ".visible .entry nope(\n)"}])]
+        rc, r, out, text = self.run_sweep(ps, "--timeout", "2")
+        self.assertEqual(rc, 1, text)
+        self.assertEqual(sorted(os.listdir(out)), ["run.log", "sweep.json", "sweep.md"])
+        a = r["problems"][0]
+        st = [k["status"] for k in a["kernels"]]
+        self.assertEqual(st, ["ok", "error", "ok", "crashed", "incorrect", "timeout", "error",
+                              "ok"], text)
+        self.assertTrue(a["kernels"][1]["sticky_cuda_error"])
+        self.assertIn(f"signal {int(signal.SIGSEGV)}", a["kernels"][3]["error"])
+        self.assertIn("no progress for 2 s", a["kernels"][5]["error"])
+        # cuBLAS was timed once, by the first worker; the kernels after each restart
+        # ran in new workers.
+        pid0 = a["cublas"]["worker_pid"]
+        self.assertEqual(a["kernels"][2]["worker_pid"], pid0)   # the default runs first
+        self.assertEqual(a["kernels"][0]["worker_pid"], pid0)
+        self.assertNotEqual(a["kernels"][7]["worker_pid"], pid0)
+        self.assertEqual(a["summary"]["best"]["ms"], 0.5)
+        self.assertAlmostEqual(a["summary"]["default"]["slowdown_vs_best"], 6.0)
+        self.assertAlmostEqual(a["summary"]["default"]["ratio_to_cublas"], 1 / 3)
+        b = r["problems"][1]
+        self.assertIn("setup failed", b["error"])
+        self.assertEqual(b["kernels"][0]["status"], "not-run")
+        c = r["problems"][2]
+        self.assertEqual([k["status"] for k in c["kernels"]], ["ok", "invalid"])
+        self.assertEqual(r["device"]["name"], "fake GPU")
+        self.assertEqual(r["summary"]["tags"]["random"]["correct"], 1)
+        with open(os.path.join(out, "run.log")) as f:
+            log = f.read()
+        self.assertIn("fake worker: crashing", log)
+        self.assertIn("starting a new worker", log)
+        with open(os.path.join(out, "sweep.md")) as f:
+            self.assertIn("CUDA_ERROR_ILLEGAL_ADDRESS", f.read())
+
+    def test_clean_run_and_deadline(self):
+        ps = [gemm("a", kernels=[{"tags": ["sweep"], "fake": "slow:0.4"}
+                                 for _ in range(6)]),
+              gemm("b", kernels=[{"tags": ["default"]}])]
+        rc, r, out, text = self.run_sweep(ps, "--deadline", "1")
+        self.assertEqual(rc, 0, text)   # skipped kernels do not fail the run
+        st = [k["status"] for k in r["problems"][0]["kernels"]]
+        self.assertIn("skipped", st)
+        self.assertEqual(st[0], "ok")
+        self.assertEqual(r["problems"][1]["kernels"][0]["status"], "skipped")
+        self.assertEqual(r["problems"][1]["kernels"][0]["error"], "past --deadline")
+        rc, r, out, text = self.run_sweep(ps[1:])
+        self.assertEqual(rc, 0, text)
+        self.assertEqual(r["summary"]["correct"], 1)
+
+    def test_worker_cannot_start(self):
+        os.environ["KOPT_FAKE_FATAL"] = "1"
+        try:
+            rc, r, out, text = self.run_sweep([gemm("a", kernels=[{"tags": ["sweep"]}])])
+        finally:
+            del os.environ["KOPT_FAKE_FATAL"]
+        self.assertEqual(rc, 1)
+        k = r["problems"][0]["kernels"][0]
+        self.assertEqual(k["status"], "not-run")
+        self.assertIn("no CUDA device", k["error"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--fake-worker":
+        sys.exit(run_suite.worker_main(sys.argv[2], FakeWorker))
+    unittest.main()

@@ -1,0 +1,27 @@
+// A schedule written on a kernel by hand (not chosen by kopt-select-schedule) is
+// checked by the matmul kernel builder against the contraction and the target.
+// RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-lower-to-linalg --kopt-lower-to-gpu
+// RUN: not kopt-opt %s -split-input-file --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
+
+func.func @f32_on_tensor_cores(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/f32,f32->f32/ak,bn/sm_90a: mma_sync needs f16 or bf16 operands of one type (got f32 x f32)}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> attributes {schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %1 = kopt.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    kopt.yield %1 : tensor<64x64xf32>
+  }
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @cp_async_row_major_b(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/f16,f16->f16/ak,bn/sm_90a: copy = cp_async needs both operands contiguous along K; B is stored [K, N] (row-major): use copy = sync}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> attributes {schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %1 = kopt.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kopt.yield %1 : tensor<64x64xf16>
+  }
+  return %0 : tensor<64x64xf16>
+}
+// CHIP: error: kopt-lower-to-gpu: unknown chip 'sm_75'

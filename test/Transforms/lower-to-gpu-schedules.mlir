@@ -1,0 +1,67 @@
+// kopt-lower-to-gpu applies each matmul kernel's #kopt.schedule: block and warp
+// tiles, the number of cp.async stages, grouped rasterization (swizzle), paired
+// epilogue stores (vector_width = 2), SIMT tiles for ffma, and the dynamic shared
+// memory the launch passes.
+
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=STAGES3
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=FFMA
+// The IR after each stage parses again.
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | kopt-opt -split-input-file -o /dev/null
+
+// 64 x 128 block tiles of 4 warps (2 x 2 warps of 32 x 64), K step 64, three
+// stages: [3][64][72] and [3][128][72] bf16 tiles, 82944 bytes of dynamic shared
+// memory; ceil(1000 / 64) * ceil(1000 / 128) = 16 * 8 = 128 blocks.
+// STAGES3-LABEL: func.func @gemm(
+// STAGES3:         gpu.launch_func @kopt_kernels::@matmul_0
+// STAGES3-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// STAGES3-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// STAGES3-SAME:      dynamic_shared_memory_size %c82944_i32
+// STAGES3-SAME:      kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 128, block_k = 64, warp_m = 32, warp_n = 64, stages = 3, split_k = 1, swizzle = 4, vector_width = 2, persistent = false>
+// STAGES3:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem
+// STAGES3:         memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<3x64x72xbf16, 3>
+// STAGES3:         memref.view %[[SMEM]][%c27648{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<3x128x72xbf16, 3>
+// Grouped rasterization: groups of 4 tile rows (of 16), fewer in the last group.
+// STAGES3:         %[[TILE:.*]] = gpu.block_id x
+// STAGES3:         %[[GROUP:.*]] = arith.divui %[[TILE]], %c32{{(_[0-9]+)?}}
+// STAGES3:         %[[FIRST:.*]] = arith.muli %[[GROUP]], %c4{{(_[0-9]+)?}}
+// STAGES3:         %[[LEFT:.*]] = arith.subi %c16{{(_[0-9]+)?}}, %[[FIRST]]
+// STAGES3:         arith.minsi %[[LEFT]], %c4{{(_[0-9]+)?}}
+// Prologue: two groups (tiles 0 and 1) in flight.
+// STAGES3:         nvgpu.device_async_create_group
+// STAGES3:         nvgpu.device_async_create_group
+// STAGES3:         scf.for {{.*}} = %c0{{(_[0-9]+)?}} to %c64{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
+// Tile kt + 2 into stage (kt + 2) % 3, then wait until at most two groups pend.
+// STAGES3:           arith.addi %{{.*}}, %c2{{(_[0-9]+)?}}
+// STAGES3:           arith.remui %{{.*}}, %c3{{(_[0-9]+)?}}
+// STAGES3:           nvgpu.device_async_create_group
+// STAGES3-NEXT:      nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// STAGES3:           gpu.barrier
+// STAGES3:           nvgpu.ldmatrix {{.*}} : memref<3x64x72xbf16, 3> -> vector<4x2xbf16>
+// 2 x 8 mma tiles per warp, 4 K steps of 16 per tile.
+// STAGES3-COUNT-64:  nvvm.mma.sync
+// STAGES3-NOT:       nvvm.mma.sync
+// STAGES3:           scf.yield
+// Paired stores: two adjacent bf16 columns per store, 32 per lane.
+// STAGES3:         vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
+// STAGES3-NEXT:    vector.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : memref<1000x1000xbf16>, vector<2xbf16>
+// STAGES3-COUNT-31: vector.store
+// STAGES3-NOT:     vector.store
+// STAGES3:         gpu.return
+
+// ffma with 32 x 64 block tiles of 4 warps: threads laid out 8 x 16, each
+// owning 4 x 4 outputs; [8][32] and [8][64] staging in workgroup memory.
+// FFMA-LABEL: func.func @gemm(
+// FFMA:         gpu.launch_func @kopt_kernels::@matmul_0
+// FFMA-SAME:      blocks in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// FFMA-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// FFMA:         gpu.func @matmul_0(
+// FFMA-SAME:      workgroup(%{{.*}} : memref<8x32xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x64xbf16, #gpu.address_space<workgroup>>)
+// FFMA-NOT:       nvvm.mma.sync
+// FFMA:           scf.for {{.*}} -> ([[F32X16:(f32, ){15}f32]])
+// FFMA-NOT:       nvvm.mma.sync
+// FFMA:         gpu.return
+func.func @gemm(%a: tensor<1000x4096xbf16>, %b: tensor<1000x4096xbf16>) -> tensor<1000x1000xbf16> {
+  %c = kopt.matmul %a, %b {transpose_b} : tensor<1000x4096xbf16>, tensor<1000x4096xbf16> -> tensor<1000x1000xbf16>
+  return %c : tensor<1000x1000xbf16>
+}
+

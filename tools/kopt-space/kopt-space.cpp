@@ -1,0 +1,134 @@
+//===- kopt-space.cpp - inspect and sample matmul schedule spaces ---------===//
+//
+// The matmul schedule space of one workload, without compiling anything
+// (docs/schedules.md):
+//
+//   kopt-space --shape=4096x4096x4096 --dtype=bf16 --transpose-b
+//       prints the space (domains, constraints, default, valid points);
+//   ... --default            the default heuristic's schedule;
+//   ... --check=FILE.json    whether FILE's schedule is valid, and why not;
+//   ... --sample=N --seed=S  N points drawn uniformly from the domains, each
+//                            with "valid" and, when invalid, the "reason";
+//   ... --valid              every valid point.
+// Output is JSON on stdout. Exit code: 0, 1 when --check finds the schedule
+// invalid, 2 on bad arguments or an unreadable file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Schedule/Schedule.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+
+using namespace kopt::schedule;
+using nlohmann::json;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string>
+    shapeOpt("shape", cl::desc("M x N x K of C[M, N] = A[M, K] B[K, N]"),
+             cl::value_desc("MxNxK"), cl::Required);
+static cl::opt<std::string> dtypeOpt("dtype",
+                                     cl::desc("operand dtype: f32, f16, bf16"),
+                                     cl::init("bf16"));
+static cl::opt<std::string>
+    outDtypeOpt("out-dtype", cl::desc("result dtype (default: --dtype)"),
+                cl::init(""));
+static cl::opt<bool> transposeA("transpose-a",
+                                cl::desc("A is stored [K, M]"));
+static cl::opt<bool>
+    transposeB("transpose-b", cl::desc("B is stored [N, K] (a Linear weight)"));
+static cl::opt<std::string> chipOpt("chip", cl::desc("target GPU"),
+                                    cl::init("sm_90a"));
+static cl::opt<bool> printDefault("default",
+                                  cl::desc("print the default schedule"));
+static cl::opt<std::string> checkFile("check",
+                                      cl::desc("validate the schedule in FILE"),
+                                      cl::value_desc("file"), cl::init(""));
+static cl::opt<unsigned> sampleCount("sample",
+                                     cl::desc("draw N points from the domains"),
+                                     cl::init(0));
+static cl::opt<uint64_t> seedOpt("seed", cl::desc("random seed of --sample"),
+                                 cl::init(0));
+static cl::opt<bool> printValid("valid", cl::desc("print every valid point"));
+
+static int fail(const std::string &msg) {
+  llvm::errs() << "kopt-space: error: " << msg << "\n";
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv,
+                              "kopt matmul schedule spaces (docs/schedules.md)\n");
+  MatmulWorkload w;
+  long long m, n, k;
+  char tail;
+  if (std::sscanf(shapeOpt.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) !=
+          3 ||
+      m <= 0 || n <= 0 || k <= 0)
+    return fail("--shape must be MxNxK with positive sizes, got '" + shapeOpt +
+                "'");
+  w.m = m, w.n = n, w.k = k;
+  std::optional<DType> a = parseDType(dtypeOpt);
+  std::optional<DType> c =
+      parseDType(outDtypeOpt.empty() ? dtypeOpt : outDtypeOpt);
+  if (!a || !c)
+    return fail("dtypes must be f32, f16 or bf16");
+  w.a = w.b = *a;
+  w.c = *c;
+  w.aKContiguous = !transposeA;
+  w.bKContiguous = transposeB;
+  std::optional<Target> t = Target::forChip(chipOpt);
+  if (!t)
+    return fail("unknown chip '" + chipOpt + "'");
+
+  if (!checkFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(checkFile, /*IsText=*/true);
+    if (!buffer)
+      return fail("cannot read '" + checkFile +
+                  "': " + buffer.getError().message());
+    json j = json::parse((*buffer)->getBuffer().begin(),
+                         (*buffer)->getBuffer().end(), nullptr, false);
+    if (j.is_discarded())
+      return fail("'" + checkFile + "' is not JSON");
+    std::string error;
+    std::optional<MatmulSchedule> s = fromJSON(j, defaultSchedule(w, *t), error);
+    if (!s)
+      return fail(checkFile + ": " + error);
+    std::optional<std::string> reason = validate(*s, w, *t);
+    json out = {{"schedule", toJSON(*s)}, {"valid", !reason}};
+    if (reason)
+      out["reason"] = *reason;
+    llvm::outs() << out.dump(2) << "\n";
+    return reason ? 1 : 0;
+  }
+  if (printDefault) {
+    llvm::outs() << toJSON(defaultSchedule(w, *t)).dump(2) << "\n";
+    return 0;
+  }
+  if (sampleCount) {
+    std::mt19937_64 rng(seedOpt);
+    json out = json::array();
+    for (unsigned i = 0; i < sampleCount; ++i) {
+      MatmulSchedule s = samplePoint(rng);
+      std::optional<std::string> reason = validate(s, w, *t);
+      json p = {{"schedule", toJSON(s)}, {"valid", !reason}};
+      if (reason)
+        p["reason"] = *reason;
+      out.push_back(p);
+    }
+    llvm::outs() << out.dump(2) << "\n";
+    return 0;
+  }
+  if (printValid) {
+    json out = json::array();
+    for (const MatmulSchedule &s : validPoints(w, *t))
+      out.push_back(toJSON(s));
+    llvm::outs() << out.dump() << "\n";
+    return 0;
+  }
+  llvm::outs() << spaceJSON(w, *t).dump(2) << "\n";
+  return 0;
+}
