@@ -19,7 +19,7 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kopt_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["kopt-opt", "mlir-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["kopt-opt", "kopt-space", "mlir-opt"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kopt_tools_dir, append_path=True)
 

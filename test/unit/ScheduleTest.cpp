@@ -1,0 +1,183 @@
+//===- ScheduleTest.cpp - the matmul schedule space and heuristic ---------===//
+
+#include "kopt/Schedule/Schedule.h"
+
+#include <gtest/gtest.h>
+
+using namespace kopt::schedule;
+using nlohmann::json;
+
+namespace {
+
+MatmulWorkload linear(int64_t m, int64_t n, int64_t k, DType dt = DType::BF16) {
+  MatmulWorkload w;
+  w.m = m, w.n = n, w.k = k;
+  w.a = w.b = w.c = dt;
+  w.aKContiguous = true;
+  w.bKContiguous = true; // a Linear weight, [N, K]
+  return w;
+}
+
+Target h200() { return *Target::forChip("sm_90a"); }
+
+TEST(Schedule, DefaultIsValidForEveryWorkloadShape) {
+  const int64_t sizes[] = {1, 2, 7, 15, 16, 17, 63, 64, 65, 100, 4093, 4096, 4097};
+  for (DType dt : {DType::F32, DType::F16, DType::BF16})
+    for (bool aK : {true, false})
+      for (bool bK : {true, false})
+        for (int64_t m : sizes)
+          for (int64_t k : sizes) {
+            MatmulWorkload w = linear(m, 33, k, dt);
+            w.aKContiguous = aK, w.bKContiguous = bK;
+            MatmulSchedule s = defaultSchedule(w, h200());
+            EXPECT_EQ(validate(s, w, h200()), std::nullopt)
+                << w.key("sm_90a") << ": " << *validate(s, w, h200());
+          }
+}
+
+TEST(Schedule, DefaultPicksTheInstructionByDtype) {
+  EXPECT_EQ(defaultSchedule(linear(4096, 4096, 4096), h200()).instruction,
+            Instruction::MmaSync);
+  EXPECT_EQ(
+      defaultSchedule(linear(4096, 4096, 4096, DType::F32), h200()).instruction,
+      Instruction::FFMA);
+  MatmulWorkload rowMajorB = linear(4096, 4096, 4096);
+  rowMajorB.bKContiguous = false;
+  EXPECT_EQ(defaultSchedule(rowMajorB, h200()).copy, CopyEngine::Sync);
+  EXPECT_EQ(defaultSchedule(linear(4096, 4096, 4096), h200()).copy,
+            CopyEngine::CpAsync);
+}
+
+TEST(Schedule, ValidateNamesTheReason) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s = defaultSchedule(w, h200());
+  auto reason = [&](auto edit) {
+    MatmulSchedule t = s;
+    edit(t);
+    std::optional<std::string> r = validate(t, w, h200());
+    return r ? *r : std::string("valid");
+  };
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.instruction = Instruction::Wgmma; })
+                .find("not implemented"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.blockM = 48; })
+                .find("block_m = 48 is not in its domain"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.warpM = 128; t.blockM = 64; })
+                .find("multiple of warp_m"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.blockK = 8; })
+                .find("mma K step"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.blockM = t.blockN = 256;
+              t.warpM = t.warpN = 64;
+              t.blockK = 64;
+              t.stages = 5;
+            }).find("bytes of shared memory"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.stages = 1; })
+                .find("cp_async needs stages >= 2"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.copy = CopyEngine::Sync; })
+                .find("copy = sync takes stages = 1"),
+            std::string::npos);
+  MatmulWorkload odd = linear(4097, 4095, 4093);
+  MatmulSchedule v = s;
+  v.vectorWidth = 2;
+  EXPECT_NE(validate(v, odd, h200())->find("vector_width"), std::string::npos);
+  EXPECT_NE(validate(s, odd, h200())->find("K (4093) must be a multiple of 8"),
+            std::string::npos);
+  MatmulWorkload f32 = linear(64, 64, 64, DType::F32);
+  EXPECT_NE(validate(s, f32, h200())->find("mma_sync needs f16 or bf16"),
+            std::string::npos);
+}
+
+TEST(Schedule, SharedMemoryLimitFollowsTheChip) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s = defaultSchedule(w, h200());
+  s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 64, s.blockK = 64;
+  s.stages = 4; // 4 * 384 * 72 * 2 = 221184 bytes
+  EXPECT_EQ(sharedBytes(s, w), 221184);
+  EXPECT_EQ(validate(s, w, h200()), std::nullopt);
+  EXPECT_NE(validate(s, w, *Target::forChip("sm_80")), std::nullopt);
+  EXPECT_NE(validate(s, w, *Target::forChip("sm_86")), std::nullopt);
+  EXPECT_FALSE(Target::forChip("sm_75").has_value());
+}
+
+TEST(Schedule, JsonRoundTrip) {
+  MatmulSchedule s;
+  s.blockM = 64, s.blockN = 256, s.warpM = 32, s.warpN = 64, s.stages = 4;
+  s.swizzle = 8, s.vectorWidth = 2;
+  json j = toJSON(s);
+  EXPECT_EQ(j["num_warps"], 8);
+  std::string error;
+  std::optional<MatmulSchedule> back = fromJSON(j, MatmulSchedule(), error);
+  ASSERT_TRUE(back.has_value()) << error;
+  EXPECT_EQ(*back, s);
+}
+
+TEST(Schedule, JsonPartialAndErrors) {
+  MatmulSchedule base;
+  std::string error;
+  std::optional<MatmulSchedule> s =
+      fromJSON(json{{"stages", 4}}, base, error);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->stages, 4);
+  EXPECT_EQ(s->blockM, base.blockM);
+
+  auto errorOf = [&](const json &j) {
+    std::string e;
+    EXPECT_FALSE(fromJSON(j, base, e).has_value()) << j.dump();
+    return e;
+  };
+  EXPECT_EQ(errorOf(json::array()), "a schedule must be a JSON object");
+  EXPECT_EQ(errorOf(json{{"tiles", 1}}), "unknown schedule parameter 'tiles'");
+  EXPECT_NE(errorOf(json{{"block_m", "128"}}).find("positive integer"),
+            std::string::npos);
+  EXPECT_NE(errorOf(json{{"block_m", -4}}).find("positive integer"),
+            std::string::npos);
+  EXPECT_NE(errorOf(json{{"block_m", 1.5}}).find("positive integer"),
+            std::string::npos);
+  EXPECT_NE(errorOf(json{{"instruction", "hmma"}}).find("ffma, mma_sync"),
+            std::string::npos);
+  EXPECT_NE(errorOf(json{{"copy", 3}}).find("must be a string"),
+            std::string::npos);
+  EXPECT_NE(errorOf(json{{"persistent", 1}}).find("true or false"),
+            std::string::npos);
+  EXPECT_NE(errorOf(json{{"num_warps", 3}}).find("disagrees"),
+            std::string::npos);
+}
+
+TEST(Schedule, SamplingIsDeterministicAndValidPointsValidate) {
+  std::mt19937_64 a(7), b(7);
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(samplePoint(a), samplePoint(b));
+  MatmulWorkload w = linear(37, 45, 7, DType::F16);
+  std::vector<MatmulSchedule> valid = validPoints(w, h200());
+  EXPECT_FALSE(valid.empty());
+  for (const MatmulSchedule &s : valid)
+    ASSERT_EQ(validate(s, w, h200()), std::nullopt);
+  // K = 7: no cp.async point is valid.
+  for (const MatmulSchedule &s : valid)
+    EXPECT_NE(s.copy, CopyEngine::CpAsync);
+}
+
+TEST(Schedule, WorkloadKey) {
+  MatmulWorkload w = linear(16, 4096, 14336);
+  EXPECT_EQ(w.key("sm_90a"), "matmul/16x4096x14336/bf16,bf16->bf16/ak,bk/sm_90a");
+  w.bKContiguous = false;
+  w.c = DType::F32;
+  EXPECT_EQ(w.key("sm_90"), "matmul/16x4096x14336/bf16,bf16->f32/ak,bn/sm_90");
+}
+
+TEST(Schedule, SpaceJson) {
+  json space = spaceJSON(linear(4096, 4096, 4096), h200());
+  EXPECT_EQ(space["class"], "matmul");
+  EXPECT_GT(space["valid_points"].get<int64_t>(), 1000);
+  EXPECT_EQ(space["domains"]["stages"], json({1, 2, 3, 4, 5}));
+  EXPECT_EQ(space["default"], toJSON(defaultSchedule(linear(4096, 4096, 4096),
+                                                     h200())));
+}
+
+} // namespace
