@@ -155,6 +155,23 @@ def candidates(p):
                  (64, 64, 32, 32), (256, 64, 64, 32))
         ks_, stages = (32, 64), (3, 4)
     async_ok = (not p["transpose_a"]) and p["transpose_b"] and p["k"] % 8 == 0
+    if async_ok:
+        # wgmma: warpgroup tiles of 64 or 128 rows, N up to 256, K step 64.
+        if p["m"] <= 64:
+            wg_tiles = ((64, 32, 64, 32), (64, 64, 64, 64), (64, 128, 64, 128),
+                        (64, 256, 64, 256))
+            wg_stages = (4, 5)
+        else:
+            wg_tiles = ((128, 256, 64, 256), (128, 128, 64, 128), (64, 256, 64, 256),
+                        (128, 256, 128, 128), (256, 128, 128, 128), (64, 128, 64, 128),
+                        (128, 128, 128, 64))
+            wg_stages = (3, 4, 5)
+        for bm, bn, wm, wn in wg_tiles:
+            for st in wg_stages:
+                out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
+                            "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                            "block_k": 64, "swizzle": 8 if p["m"] >= 512 else 1,
+                            "vector_width": 2 if p["n"] % 2 == 0 else 1})
     for bm, bn, wm, wn in tiles:
         for bk in ks_:
             for st in (stages if async_ok else (1,)):

@@ -118,6 +118,10 @@ struct StageSpec {
   Value smem;
   /// Shared memory is [outer][k] (true) or [k][outer] (false).
   bool smemOuterMajor;
+  /// 128-byte swizzle of [outer][64] 16-bit tiles (the layout wgmma reads
+  /// with a SWIZZLE_128B descriptor): chunk c of row r is stored at chunk
+  /// c ^ (r % 8) of the row.
+  bool swizzle128 = false;
 };
 
 bool kContiguous(AffineMap map) {
@@ -284,6 +288,14 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
       return g.emitOpError("unsupported operand indexing map");
     Value srcElements =
         arith::SelectOp::create(b, loc, inside, indexConst(b, loc, kVec), c0);
+    if (s.swizzle128) {
+      Value chunk = arith::DivUIOp::create(b, loc, kOff, indexConst(b, loc, kVec));
+      Value phase =
+          arith::RemUIOp::create(b, loc, outerOff, indexConst(b, loc, 8));
+      kOff = arith::MulIOp::create(b, loc,
+                                   arith::XOrIOp::create(b, loc, chunk, phase),
+                                   indexConst(b, loc, kVec));
+    }
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, s.smem, ValueRange{stage, outerOff, kOff}, s.mem,
         *idx, b.getIndexAttr(kVec), srcElements, b.getUnitAttr()));
@@ -758,6 +770,225 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   return cfg;
 }
 
+//===----------------------------------------------------------------------===//
+// Warpgroup schedule (wgmma, sm_90a)
+//===----------------------------------------------------------------------===//
+
+/// The shared-memory matrix descriptor of a K-major 16-bit tile stored in
+/// 128-byte swizzled rows of 64 elements, starting at shared address `addr`
+/// (PTX ISA, "Matrix Descriptor Format" of wgmma): bits 0-13 the start
+/// address >> 4, bits 16-29 the leading byte offset >> 4 (unused for swizzled
+/// K-major layouts: 1), bits 32-45 the stride byte offset >> 4 (1024 bytes
+/// between groups of 8 rows: 64), bits 62-63 the swizzle mode (1: 128 bytes).
+/// The tile must be 1024-byte aligned; stepping K by 16 elements adds 32 bytes
+/// to the start address (the swizzle applies to the absolute address bits).
+static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
+  auto i64 = b.getI64Type();
+  auto c = [&](uint64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(v));
+  };
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, addr, c(0x3FFFF)), c(4));
+  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+                   (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, c(fixed));
+}
+
+/// wgmma m64nNk16 with f32 accumulation from two shared-memory descriptors;
+/// the schedule's warp tile is a warpgroup's (warp_m / 64 instructions along
+/// M, N = warp_n), its block tile (block_m / warp_m) x (block_n / warp_n)
+/// warpgroups. Operands are staged by cp.async into `stages` buffers of
+/// [block_m][64] and [block_n][64] elements in the 128-byte swizzled layout;
+/// each K step of 64 issues 4 x (warp_m / 64) wgmma per warpgroup, then waits
+/// for them before the buffer is refilled.
+static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
+                                          gpu::GPUFuncOp func,
+                                          const sched::MatmulSchedule &s) {
+  const int64_t kBM = s.blockM, kBN = s.blockN, kBK = s.blockK,
+                kStages = s.stages, kWarpM = s.warpM, kWarpN = s.warpN;
+  const int64_t kGroupsN = kBN / kWarpN, kMTiles = kWarpM / 64;
+  const int64_t kThreads = s.threads();
+  const int64_t kAccs = kWarpN / 2; // f32 per thread per m64 instruction
+  linalg::GenericOp mm = c.mm;
+  Location loc = mm.getLoc();
+  MLIRContext *ctx = func.getContext();
+  LaunchConfig cfg;
+  cfg.block = {kThreads, 1, 1};
+
+  OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+  Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
+  StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true, true};
+  StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true, true};
+  const int64_t bytesA = kStages * kBM * kBK * 2, bytesB = kStages * kBN * kBK * 2;
+  Value smem = dynamicSharedMemory(b, loc, func);
+  a.smem = sharedView(b, loc, smem, 0, {kStages, kBM, kBK}, elt);
+  bs.smem = sharedView(b, loc, smem, bytesA, {kStages, kBN, kBK}, elt);
+  cfg.dynamicSharedBytes = bytesA + bytesB;
+
+  auto i64 = b.getI64Type();
+  auto toI64 = [&](Value index) -> Value {
+    return arith::IndexCastUIOp::create(b, loc, i64, index);
+  };
+  auto cI64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  Value baseA = toI64(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, a.smem));
+  Value baseB = toI64(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bs.smem));
+
+  Value tid = threadIdX(b, loc);
+  Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value warp = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value group = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, 128));
+  Value warpInGroup =
+      arith::RemUIOp::create(b, loc, warp, indexConst(b, loc, 4));
+  Value groupRow = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
+      indexConst(b, loc, kWarpM));
+  Value groupCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
+      indexConst(b, loc, kWarpN));
+  FailureOr<std::pair<Value, Value>> origin =
+      tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
+  if (failed(origin))
+    return failure();
+  auto [m0, n0] = *origin;
+
+  // Descriptor start addresses of this warpgroup's rows of A and B in stage
+  // 0: 128 bytes per row.
+  Value rowBytesA = arith::MulIOp::create(b, loc, toI64(groupRow), cI64(128));
+  Value rowBytesB = arith::MulIOp::create(b, loc, toI64(groupCol), cI64(128));
+  Value groupA = arith::AddIOp::create(b, loc, baseA, rowBytesA);
+  Value groupB = arith::AddIOp::create(b, loc, baseB, rowBytesB);
+
+  auto f32 = b.getF32Type();
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(kAccs, f32));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  SmallVector<Value> accInit;
+  for (int64_t t = 0; t < kMTiles; ++t) {
+    Value acc = LLVM::UndefOp::create(b, loc, accType);
+    for (int64_t i = 0; i < kAccs; ++i)
+      acc = LLVM::InsertValueOp::create(b, loc, acc, zero, i);
+    accInit.push_back(acc);
+  }
+
+  auto issueGroup = [&](Value kTile) -> FailureOr<Value> {
+    Value stage =
+        arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, kStages));
+    Value kBase = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
+    FailureOr<SmallVector<Value>> ta =
+        issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, kThreads);
+    FailureOr<SmallVector<Value>> tb =
+        issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, kThreads);
+    if (failed(ta) || failed(tb))
+      return failure();
+    SmallVector<Value> tokens(*ta);
+    tokens.append(tb->begin(), tb->end());
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+               b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens)
+        .getResult();
+  };
+  for (int64_t i = 0; i + 1 < kStages; ++i)
+    if (failed(issueGroup(indexConst(b, loc, i))))
+      return failure();
+
+  auto kLoop =
+      scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                         indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
+                         indexConst(b, loc, 1), accInit);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kt = kLoop.getInductionVar();
+    FailureOr<Value> group = issueGroup(
+        arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1)));
+    if (failed(group))
+      return failure();
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, *group,
+                                     b.getI32IntegerAttr(kStages - 1));
+    // The copies wrote shared memory through the generic proxy; wgmma reads
+    // it through the async proxy.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+
+    Value stage = toI64(
+        arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
+    Value stageA = arith::AddIOp::create(
+        b, loc, groupA,
+        arith::MulIOp::create(b, loc, stage, cI64(kBM * kBK * 2)));
+    Value stageB = arith::AddIOp::create(
+        b, loc, groupB,
+        arith::MulIOp::create(b, loc, stage, cI64(kBN * kBK * 2)));
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    NVVM::WGMMATypes type =
+        elt.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+    for (int64_t ks = 0; ks < kBK / 16; ++ks) {
+      Value descB = wgmmaDescriptor(
+          b, loc, arith::AddIOp::create(b, loc, stageB, cI64(ks * 32)));
+      for (int64_t t = 0; t < kMTiles; ++t) {
+        Value descA = wgmmaDescriptor(
+            b, loc,
+            arith::AddIOp::create(b, loc, stageA,
+                                  cI64(t * 64 * 128 + ks * 32)));
+        acc[t] = NVVM::WgmmaMmaAsyncOp::create(
+            b, loc, accType, acc[t], descA, descB,
+            NVVM::MMAShapeAttr::get(ctx, 64, kWarpN, 16),
+            NVVM::WGMMATypesAttr::get(ctx, type),
+            NVVM::WGMMATypesAttr::get(ctx, type),
+            NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+            NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+            NVVM::MMAIntOverflowAttr());
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    // Every warpgroup is done with this stage before it is refilled.
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+  }
+
+  // Epilogue (PTX ISA, wgmma .m64nNk16 accumulator layout): warp w of the
+  // warpgroup holds rows 16 w + l / 4 (+ 8), lane l columns 8 j + 2 (l % 4)
+  // (+ 1) of every 8-column chunk j, registers 4 j + {0, 1, 2, 3}.
+  Value laneRow = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, warpInGroup, indexConst(b, loc, 16)),
+      arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4)));
+  Value laneCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
+      indexConst(b, loc, 2));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
+  Value colBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
+  const int64_t kVec = s.vectorWidth;
+  for (int64_t t = 0; t < kMTiles; ++t) {
+    Value acc = kLoop.getResult(t);
+    for (int64_t j = 0; j < kWarpN / 8; ++j)
+      for (int64_t r = 0; r < 4; r += kVec) {
+        Value m = arith::AddIOp::create(
+            b, loc, rowBase, indexConst(b, loc, t * 64 + (r / 2) * 8));
+        Value n = arith::AddIOp::create(b, loc, colBase,
+                                        indexConst(b, loc, j * 8 + (r % 2)));
+        SmallVector<Value> vs;
+        for (int64_t v = 0; v < kVec; ++v)
+          vs.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r + v));
+        storeResult(b, loc, c, vs, m, n);
+      }
+  }
+  gpu::ReturnOp::create(b, loc);
+  return cfg;
+}
+
 FailureOr<LaunchConfig>
 kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func,
                         const sched::Target &target) {
@@ -776,6 +1007,8 @@ kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func,
   // The launch (and the manifest) record the schedule the kernel was built
   // with.
   kernel.setScheduleAttr(ScheduleAttr::get(kernel.getContext(), s));
+  if (s.instruction == sched::Instruction::Wgmma)
+    return buildWgmma(*c, func, s);
   if (s.instruction == sched::Instruction::MmaSync)
     return buildMma(*c, func, s);
   return buildSimt(*c, func, s);

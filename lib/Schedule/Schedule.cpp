@@ -19,16 +19,16 @@ namespace kopt::schedule {
 namespace {
 
 // The domains of the implemented values. The representation also names
-// wgmma, TMA, split-K and persistent grids; `validate` rejects those with a
-// reason until the passes implement them.
-const std::vector<Instruction> kInstructions = {Instruction::FFMA,
-                                                Instruction::MmaSync};
+// TMA, split-K and persistent grids; `validate` rejects those with a reason
+// until the passes implement them.
+const std::vector<Instruction> kInstructions = {
+    Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma};
 const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
 const std::vector<int64_t> kBlockM = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockN = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockK = {8, 16, 32, 64};
 const std::vector<int64_t> kWarpM = {16, 32, 64, 128};
-const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128};
+const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
 const std::vector<int64_t> kSplitK = {1};
 const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
@@ -129,7 +129,9 @@ int64_t bytesOf(DType d) { return d == DType::F32 ? 4 : 2; }
 int64_t MatmulSchedule::numWarps() const {
   if (warpM <= 0 || warpN <= 0)
     return 0;
-  return (blockM / warpM) * (blockN / warpN);
+  // wgmma: the warp tile is a warpgroup's (4 warps).
+  int64_t perTile = instruction == Instruction::Wgmma ? 4 : 1;
+  return perTile * (blockM / warpM) * (blockN / warpN);
 }
 
 bool MatmulSchedule::operator==(const MatmulSchedule &o) const {
@@ -164,6 +166,9 @@ std::optional<Target> Target::forChip(const std::string &chip) {
 int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
   if (s.instruction == Instruction::FFMA)
     return s.blockK * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b));
+  if (s.instruction == Instruction::Wgmma) // swizzled, unpadded rows
+    return s.stages * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b)) *
+           s.blockK;
   return s.stages * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b)) *
          (s.blockK + kSmemPad);
 }
@@ -176,9 +181,6 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                                     const MatmulWorkload &w, const Target &t) {
   // Not implemented yet (issue #4): named so that a schedule file asking for
   // them gets a reason, not a wrong kernel.
-  if (s.instruction == Instruction::Wgmma)
-    return std::string("instruction = wgmma is not implemented yet; use "
-                       "mma_sync or ffma");
   if (s.copy == CopyEngine::TMA)
     return std::string("copy = tma is not implemented yet; use cp_async or "
                        "sync");
@@ -246,6 +248,52 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("ffma stages ", smem, " bytes of shared memory; the static "
                                        "limit is ",
                  t.maxStaticShared);
+    return std::nullopt;
+  }
+
+  if (s.instruction == Instruction::Wgmma) {
+    if (!t.hasWgmma)
+      return cat("wgmma needs sm_90a (the target is ", t.chip, ")");
+    if (!(w.a == w.b && (w.a == DType::F16 || w.a == DType::BF16)))
+      return cat("wgmma needs f16 or bf16 operands of one type (got ",
+                 toString(w.a), " x ", toString(w.b), ")");
+    if (s.warpM != 64 && s.warpM != 128)
+      return cat("wgmma: a warpgroup's tile has 64 or 128 rows (one or two "
+                 "m64 instructions), got warp_m = ",
+                 s.warpM);
+    if (s.blockK != 64)
+      return cat("wgmma reads 128-byte swizzled rows of 64 16-bit elements: "
+                 "block_k must be 64, got ",
+                 s.blockK);
+    if (s.copy != CopyEngine::CpAsync || s.stages < 2)
+      return std::string("wgmma takes copy = cp_async with stages >= 2");
+    if (!w.aKContiguous || !w.bKContiguous)
+      return cat("wgmma (K-major shared-memory tiles filled by cp.async) needs "
+                 "both operands contiguous along K; ",
+                 !w.aKContiguous ? "A is stored [K, M] (transposed)"
+                                 : "B is stored [K, N] (row-major)");
+    if (w.k % 8)
+      return cat("wgmma's cp.async copies move 16-byte chunks of 8 elements: "
+                 "K (",
+                 w.k, ") must be a multiple of 8");
+    int64_t accumulators = (s.warpM / 64) * s.warpN / 2;
+    if (accumulators > kMaxAccumulators)
+      return cat("the warpgroup tile ", s.warpM, "x", s.warpN, " needs ",
+                 accumulators, " f32 accumulators per thread; at most ",
+                 kMaxAccumulators, " fit in 255 registers");
+    for (auto [name, rows] : {std::pair<const char *, int64_t>{"A", s.blockM},
+                              std::pair<const char *, int64_t>{"B", s.blockN}}) {
+      int64_t chunks = rows * s.blockK / 8;
+      if (chunks % s.threads())
+        return cat("wgmma: the ", name, " tile has ", chunks,
+                   " 16-byte chunks, not a multiple of the ", s.threads(),
+                   " threads");
+    }
+    if (smem > t.maxSharedPerBlock)
+      return cat(s.stages, " stages of ", s.blockM, "x", s.blockK, " and ",
+                 s.blockN, "x", s.blockK, " tiles need ", smem,
+                 " bytes of shared memory; ", t.chip, " allows ",
+                 t.maxSharedPerBlock, " per block");
     return std::nullopt;
   }
 
@@ -411,7 +459,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
                  {"max_static_shared", t.maxStaticShared},
                  {"max_threads_per_block", t.maxThreadsPerBlock}};
   j["domains"] = domains();
-  j["derived"] = {{"num_warps", "(block_m / warp_m) * (block_n / warp_n)"}};
+  j["derived"] = {{"num_warps", "(block_m / warp_m) * (block_n / warp_n), "
+                                "times 4 for wgmma (a warpgroup per warp tile)"}};
   j["constraints"] = json::array({
       "block_m % warp_m == 0 and block_n % warp_n == 0",
       "32 * num_warps <= max_threads_per_block",
@@ -429,10 +478,16 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "num_warps) == 0, block_n % 16 == 0, at most 64 outputs per thread",
       "ffma: shared bytes = block_k * (block_m + block_n) * sizeof(dtype) <= "
       "max_static_shared",
+      "wgmma: sm_90a; A and B both f16 or both bf16; warp_m in {64, 128}; "
+      "block_k == 64; copy = cp_async, stages >= 2; A and B contiguous along "
+      "K, K % 8 == 0",
+      "wgmma: (warp_m / 64) * warp_n / 2 <= 128 accumulators per thread; "
+      "block_m * 8 and block_n * 8 multiples of 32 * num_warps",
+      "wgmma: shared bytes = stages * (block_m + block_n) * 64 * 2 <= "
+      "max_shared_per_block",
   });
   j["not_implemented"] =
-      json::array({"instruction = wgmma", "copy = tma", "split_k > 1",
-                   "persistent = true"});
+      json::array({"copy = tma", "split_k > 1", "persistent = true"});
   j["default"] = toJSON(defaultSchedule(w, t));
   j["valid_points"] = validPoints(w, t).size();
   return j;

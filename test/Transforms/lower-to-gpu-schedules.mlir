@@ -5,6 +5,10 @@
 
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=STAGES3
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=FFMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
+// RUN: kopt-opt %s --kopt-to-ptx="output=%t.wgmma.ptx" --kopt-schedule=%S/Inputs/schedule-wgmma-ok.json -o /dev/null
+// RUN: FileCheck %s --check-prefix=WGMMAPTX < %t.wgmma.ptx
+// RUN: %ptxas -arch=sm_90a %t.wgmma.ptx -o %t.wgmma.cubin
 // The IR after each stage parses again.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | kopt-opt -split-input-file -o /dev/null
 
@@ -60,6 +64,41 @@
 // FFMA:           scf.for {{.*}} -> ([[F32X16:(f32, ){15}f32]])
 // FFMA-NOT:       nvvm.mma.sync
 // FFMA:         gpu.return
+// wgmma: 128 x 256 block tiles of two warpgroups (64 x 256 each, m64n256k16),
+// four stages of 128-byte swizzled [128][64] and [256][64] bf16 tiles (196608
+// bytes), cp.async into the swizzled layout, a proxy fence, descriptors, four
+// wgmma per K step of 64, then wait before the stage is refilled.
+// WGMMA-LABEL: func.func @gemm(
+// WGMMA:         gpu.launch_func @kopt_kernels::@matmul_0
+// WGMMA-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// WGMMA-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// WGMMA-SAME:      dynamic_shared_memory_size %c196608_i32
+// WGMMA:         memref.view {{.*}} to memref<4x128x64xbf16, 3>
+// WGMMA:         memref.view {{.*}} to memref<4x256x64xbf16, 3>
+// WGMMA:         memref.extract_aligned_pointer_as_index
+// Chunk c of row r goes to chunk c ^ (r % 8).
+// WGMMA:         arith.xori
+// WGMMA:         scf.for
+// WGMMA:           nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
+// WGMMA-NEXT:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT:      gpu.barrier
+// WGMMA:           nvvm.wgmma.fence.aligned
+// WGMMA:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WGMMA-COUNT-3:   nvvm.wgmma.mma_async
+// WGMMA-NOT:       nvvm.wgmma.mma_async
+// WGMMA:           nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NEXT:      gpu.barrier
+// WGMMA:         vector.store {{.*}} : memref<1000x1000xbf16>, vector<2xbf16>
+// WGMMA-COUNT-63: vector.store
+// WGMMA-NOT:     vector.store
+// WGMMA:         gpu.return
+// WGMMAPTX:      .extern .shared .align 1024 .b8 kopt_dynamic_smem[];
+// WGMMAPTX:      fence.proxy.async.shared::cta;
+// WGMMAPTX:      wgmma.fence.sync.aligned;
+// WGMMAPTX:      wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// WGMMAPTX:      wgmma.commit_group.sync.aligned;
+// WGMMAPTX:      wgmma.wait_group.sync.aligned 0;
 func.func @gemm(%a: tensor<1000x4096xbf16>, %b: tensor<1000x4096xbf16>) -> tensor<1000x1000xbf16> {
   %c = kopt.matmul %a, %b {transpose_b} : tensor<1000x4096xbf16>, tensor<1000x4096xbf16> -> tensor<1000x1000xbf16>
   return %c : tensor<1000x1000xbf16>

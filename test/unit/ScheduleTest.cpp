@@ -57,8 +57,11 @@ TEST(Schedule, ValidateNamesTheReason) {
     std::optional<std::string> r = validate(t, w, h200());
     return r ? *r : std::string("valid");
   };
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.instruction = Instruction::Wgmma; })
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.copy = CopyEngine::TMA; })
                 .find("not implemented"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.instruction = Instruction::Wgmma; })
+                .find("block_k must be 64"),
             std::string::npos);
   EXPECT_NE(reason([](MatmulSchedule &t) { t.blockM = 48; })
                 .find("block_m = 48 is not in its domain"),
@@ -103,6 +106,28 @@ TEST(Schedule, SharedMemoryLimitFollowsTheChip) {
   EXPECT_NE(validate(s, w, *Target::forChip("sm_80")), std::nullopt);
   EXPECT_NE(validate(s, w, *Target::forChip("sm_86")), std::nullopt);
   EXPECT_FALSE(Target::forChip("sm_75").has_value());
+}
+
+TEST(Schedule, Wgmma) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s;
+  s.instruction = Instruction::Wgmma;
+  s.copy = CopyEngine::CpAsync;
+  s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 256, s.blockK = 64;
+  s.stages = 4;
+  EXPECT_EQ(s.numWarps(), 8); // two warpgroups
+  EXPECT_EQ(sharedBytes(s, w), 4 * (128 + 256) * 64 * 2);
+  EXPECT_EQ(validate(s, w, h200()), std::nullopt);
+  EXPECT_NE(validate(s, w, *Target::forChip("sm_90"))->find("needs sm_90a"),
+            std::string::npos);
+  MatmulSchedule big = s;
+  big.warpM = 128; // 2 * 128 accumulators
+  big.blockM = 128;
+  EXPECT_NE(validate(big, w, h200())->find("accumulators"), std::string::npos);
+  MatmulWorkload rowMajorB = w;
+  rowMajorB.bKContiguous = false;
+  EXPECT_NE(validate(s, rowMajorB, h200())->find("contiguous along K"),
+            std::string::npos);
 }
 
 TEST(Schedule, JsonRoundTrip) {

@@ -37,7 +37,7 @@ enum class Instruction {
   FFMA,
   /// mma.sync.m16n8k16 from ldmatrix fragments (sm_80+), f16/bf16 operands.
   MmaSync,
-  /// wgmma from a warpgroup (sm_90a). Not implemented yet: rejected.
+  /// wgmma m64nNk16 from a warpgroup, operands in shared memory (sm_90a).
   Wgmma,
 };
 
