@@ -423,7 +423,7 @@ class SweepWorker(run_suite.Worker):
         a CUDA error: the record says `error` and whether the context is sticky)."""
         torch = self.torch
         rec = {}
-        stage = "manifest"
+        stage, mod = "manifest", None
         try:
             with open(os.path.join(self.sweep_dir, kentry["manifest"])) as f:
                 k = json.load(f)["kernels"][0]
@@ -482,13 +482,28 @@ class SweepWorker(run_suite.Worker):
             rec["error"] = f"{stage}: {type(e).__name__}: {_first_line(e)}"
             if self.sticky():
                 rec["sticky_cuda_error"] = True
+                # Unloading a module fails in a dead context (cupy prints each failure):
+                # keep it until the worker exits (exit_now).
+                self.__dict__.setdefault("_dead_modules", []).append(mod)
         return rec
+
+    def exit_now(self, code):
+        """Ends the worker at once after a sticky CUDA error: tearing down a dead
+        context (module unloads, PyTorch's caches) only prints errors or hangs."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.events.flush()
+        os._exit(code)
 
     # ------------------------------------------------------------- the loop
     def main(self):
         plan = self.plan
         if plan.get("first"):
-            env = self.env()
+            try:
+                env = self.env()
+            except Exception as e:  # informational: the run goes on without it
+                traceback.print_exc()
+                env = {"error": f"{type(e).__name__}: {_first_line(e)}"}
             self.emit({"event": "env", **env})
             log(f"{(env.get('device') or {}).get('name')}; kernels loaded with "
                 f"{env.get('loader')}"
@@ -516,7 +531,7 @@ class SweepWorker(run_suite.Worker):
                            "error": f"{type(e).__name__}: {_first_line(e)}"})
                 if sticky:
                     log(f"{p['id']}: the CUDA context is unusable; a new worker goes on")
-                    return 3
+                    self.exit_now(3)
                 continue
             info["setup_s"] = round(time.monotonic() - t0, 2)
             self.emit({"event": "problem", "id": p["id"], **info})
@@ -545,7 +560,7 @@ class SweepWorker(run_suite.Worker):
                     kernel_line(rec, cub.get("ms"), problem_flops(p)))
                 if rec.get("sticky_cuda_error"):
                     log("the CUDA context is unusable after this kernel; a new worker goes on")
-                    return 3
+                    self.exit_now(3)
             self.release(state)
             self.emit({"event": "problem_done", "id": p["id"]})
         return 0
@@ -556,11 +571,27 @@ def _first_line(e):
     return s.splitlines()[0] if s else ""
 
 
+def why_incorrect(rec):
+    """What an incorrect kernel did wrong besides its rel_err ('' if nothing)."""
+    out = []
+    chk = rec.get("check_after_timing") or rec.get("check") or {}
+    if chk.get("special_mismatch"):
+        out.append(f"{chk['special_mismatch']} NaN/Inf where the reference is finite "
+                   f"(first at flat index {chk.get('first_special_index')})")
+    if rec.get("check_after_timing"):
+        out.append("the result changed while timing")
+    if rec.get("inputs_overwritten"):
+        out.append("wrote into its inputs")
+    return "; ".join(out)
+
+
 def kernel_line(rec, cublas_ms, flops):
     s = rec.get("status", "?")
     parts = [s]
     if rec.get("rel_err") is not None:
         parts.append(f"rel_err {rec['rel_err']:.2g}")
+    if s == "incorrect" and why_incorrect(rec):
+        parts.append(why_incorrect(rec))
     if rec.get("ms"):
         parts.append(f"{rec['ms']:.4f} ms, {flops / (rec['ms'] * 1e-3) / 1e12:.1f} TFLOP/s")
         if cublas_ms:
@@ -688,6 +719,10 @@ def drive(args, problems, results, worker_cmd=None):
             time.sleep(0.1)
         reader.join(timeout=5)
         proc.stdout.close()
+        try:  # a line the worker was writing when it died is not an event
+            pos = os.path.getsize(events_path)
+        except OSError:
+            pass
         why = (killed or (f"signal {-rc}" if rc < 0 else f"exit code {rc}"))
         last = " | ".join(list(tail)[-5:])
         if step[0] == "kernel" and (step[1], step[2]) in remaining:
@@ -792,18 +827,26 @@ def problem_summary(pr):
     return s
 
 
+def is_sweep_problem(pr):
+    """A problem of the sweep proper (it has "sweep" or "default" kernels), not a
+    random sample's."""
+    return any(t in ("sweep", "default") for k in pr["kernels"] for t in k["tags"])
+
+
 def sweep_summary(problem_records):
     """Totals over the problems: statuses, per-tag counts (random: how many ran
-    correct), geomean ratios of the best and the default kernels to cuBLAS."""
+    correct); over the sweep problems, geomean ratios of the best and the default
+    kernels to cuBLAS and the default's slowdown against the best."""
     allk = [k for pr in problem_records for k in pr["kernels"]]
     st = collections.Counter(k["status"] for k in allk)
-    best = [pr["summary"]["best"]["ratio_to_cublas"] for pr in problem_records
-            if pr["summary"]["best"] and pr["summary"]["best"]["ratio_to_cublas"]]
-    dflt = [pr["summary"]["default"]["ratio_to_cublas"] for pr in problem_records
-            if pr["summary"]["default"] and pr["summary"]["default"]["ratio_to_cublas"]]
-    slow = [pr["summary"]["default"]["slowdown_vs_best"] for pr in problem_records
-            if (pr["summary"]["default"] or {}).get("slowdown_vs_best")]
-    return {"problems": len(problem_records),
+    swept = [pr["summary"] for pr in problem_records if is_sweep_problem(pr)]
+    best = [s["best"]["ratio_to_cublas"] for s in swept
+            if s["best"] and s["best"]["ratio_to_cublas"]]
+    dflt = [s["default"]["ratio_to_cublas"] for s in swept
+            if s["default"] and s["default"]["ratio_to_cublas"]]
+    slow = [s["default"]["slowdown_vs_best"] for s in swept
+            if (s["default"] or {}).get("slowdown_vs_best")]
+    return {"problems": len(problem_records), "sweep_problems": len(swept),
             "problems_with_error": sum(1 for pr in problem_records if pr.get("error")),
             "kernels": len(allk), "statuses": dict(sorted(st.items())),
             "correct": st["ok"], "incorrect": st["incorrect"],
@@ -814,8 +857,7 @@ def sweep_summary(problem_records):
                                                 "problems": len(dflt)},
             "median_default_slowdown_vs_best": {"value": ks.median(slow),
                                                 "problems": len(slow)},
-            "default_is_best": sum(1 for pr in problem_records
-                                   if (pr["summary"]["default"] or {}).get("is_best"))}
+            "default_is_best": sum(1 for s in swept if (s["default"] or {}).get("is_best"))}
 
 
 def problem_record(p, result):
@@ -920,14 +962,14 @@ def markdown(record):
     g = s["geomean_best_ratio_to_cublas"]
     d = s["geomean_default_ratio_to_cublas"]
     sl = s["median_default_slowdown_vs_best"]
-    out.append(f"- Geomean ratio to cuBLAS: best kernel {_ratio(g['value'])} "
-               f"({g['problems']} problems), default schedule {_ratio(d['value'])} "
-               f"({d['problems']} problems); the default is the best in {s['default_is_best']} "
-               f"problems, median default/best time {_ratio(sl['value'])}")
+    out.append(f"- Sweep problems ({s['sweep_problems']}): geomean ratio to cuBLAS of the best "
+               f"kernel {_ratio(g['value'])} ({g['problems']} problems), of the default "
+               f"schedule {_ratio(d['value'])} ({d['problems']} problems); the default is the "
+               f"best in {s['default_is_best']} problems; median default / best time "
+               f"{_ratio(sl['value'])} ({sl['problems']} problems)")
     out.append("")
 
-    swept = [pr for pr in record["problems"]
-             if any(t in ("sweep", "default") for k in pr["kernels"] for t in k["tags"])]
+    swept = [pr for pr in record["problems"] if is_sweep_problem(pr)]
     others = [pr for pr in record["problems"] if pr not in swept]
     if swept:
         out.append("## Sweep problems")
@@ -999,7 +1041,7 @@ def markdown(record):
             out.append("| problem | file | tags | status | rel_err | schedule | error |")
             out.append("| --- | --- | --- | --- | ---: | --- | --- |")
             for pr, k in shown:
-                err = (k.get("error") or "").replace("|", "/")
+                err = (k.get("error") or why_incorrect(k)).replace("|", "/")
                 if len(err) > 160:
                     err = err[:157] + "..."
                 rel = f"{k['rel_err']:.3g}" if k.get("rel_err") is not None else "-"

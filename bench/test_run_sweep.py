@@ -304,7 +304,8 @@ class Record(unittest.TestCase):
                          0: {"status": "ok", "correct": True, "rel_err": 2e-3, "ms": 2.0,
                              "registers": 128, "local_bytes": 0, "time": {"median_ms": 2.0}},
                          1: {"status": "ok", "correct": True, "rel_err": 2e-3, "ms": 0.8},
-                         2: {"status": "incorrect", "correct": False, "rel_err": 0.7},
+                         2: {"status": "incorrect", "correct": False, "rel_err": 0.7,
+                             "check": {"special_mismatch": 12, "first_special_index": 3}},
                          3: {"status": "error", "error": "launch: CUDA_ERROR_LAUNCH_FAILED"},
                          4: {"status": "timeout", "error": "worker killed"}}},
             "random_000": {"cublas": {"ms": 0.01}, "kernels": {
@@ -352,8 +353,10 @@ class Record(unittest.TestCase):
         self.assertEqual(t["problems_with_error"], 1)
         self.assertEqual(t["tags"]["random"], {"kernels": 2, "ran": 1, "correct": 1,
                                                "incorrect": 0, "failed": 1, "skipped": 0})
-        self.assertAlmostEqual(t["geomean_best_ratio_to_cublas"]["value"], (1.25 * 0.5) ** 0.5)
-        self.assertEqual(t["geomean_best_ratio_to_cublas"]["problems"], 2)
+        # Random samples do not count in the sweep's aggregates.
+        self.assertEqual(t["sweep_problems"], 1)
+        self.assertAlmostEqual(t["geomean_best_ratio_to_cublas"]["value"], 1.25)
+        self.assertEqual(t["geomean_best_ratio_to_cublas"]["problems"], 1)
         self.assertAlmostEqual(t["geomean_default_ratio_to_cublas"]["value"], 0.5)
         self.assertEqual(rs.exit_code(r), 1)
 
@@ -376,6 +379,8 @@ class Record(unittest.TestCase):
         self.assertIn("| random | 2 | 1 | 1 | 0 | 1 | 0 |", md)
         self.assertIn("`random` kernels: 1 of 2 ran, 1 correct", md)
         self.assertIn("CUDA_ERROR_LAUNCH_FAILED", md)
+        self.assertIn("| incorrect | 0.7 | mma_sync cp_async bm=128 bn=128 bk=64", md)
+        self.assertIn("12 NaN/Inf where the reference is finite (first at flat index 3) |", md)
         self.assertIn("problem random_001: worker died", md)
         self.assertNotIn("| 2 | random_000", md)  # random problems are not sweep rows
 
