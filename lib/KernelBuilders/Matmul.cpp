@@ -799,8 +799,8 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
 /// M, N = warp_n), its block tile (block_m / warp_m) x (block_n / warp_n)
 /// warpgroups. Operands are staged by cp.async into `stages` buffers of
 /// [block_m][64] and [block_n][64] elements in the 128-byte swizzled layout;
-/// each K step of 64 issues 4 x (warp_m / 64) wgmma per warpgroup, then waits
-/// for them before the buffer is refilled.
+/// each K step of 64 issues 4 x (warp_m / 64) wgmma per warpgroup, which run
+/// while the previous step's buffer is refilled.
 static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                                           gpu::GPUFuncOp func,
                                           const sched::MatmulSchedule &s) {
@@ -890,10 +890,20 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens)
         .getResult();
   };
-  for (int64_t i = 0; i + 1 < kStages; ++i)
-    if (failed(issueGroup(indexConst(b, loc, i))))
+  // Prologue: tiles 0 ... stages - 2 in flight.
+  Value lastGroup;
+  for (int64_t i = 0; i + 1 < kStages; ++i) {
+    FailureOr<Value> g = issueGroup(indexConst(b, loc, i));
+    if (failed(g))
       return failure();
+    lastGroup = *g;
+  }
 
+  // Iteration kt: wait for tile kt's copies, issue its wgmma, wait until
+  // only they are pending (tile kt - 1's are done in every warpgroup once all
+  // pass the barrier), then refill tile kt - 1's stage with tile
+  // kt + stages - 1. The wgmma of tile kt overlaps that barrier and the copy
+  // issue.
   auto kLoop =
       scf::ForOp::create(b, loc, indexConst(b, loc, 0),
                          indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
@@ -902,12 +912,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value kt = kLoop.getInductionVar();
-    FailureOr<Value> group = issueGroup(
-        arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1)));
-    if (failed(group))
-      return failure();
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, *group,
-                                     b.getI32IntegerAttr(kStages - 1));
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(kStages - 2));
     // The copies wrote shared memory through the generic proxy; wgmma reads
     // it through the async proxy.
     NVVM::FenceProxyOp::create(
@@ -950,11 +956,16 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    // Every warpgroup is done with this stage before it is refilled.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
     gpu::BarrierOp::create(b, loc);
+    // Past the last tile the copies read nothing and zero-fill a stage
+    // nobody reads.
+    if (failed(issueGroup(
+            arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1)))))
+      return failure();
     scf::YieldOp::create(b, loc, acc);
   }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
   // Epilogue (PTX ISA, wgmma .m64nNk16 accumulator layout): warp w of the
   // warpgroup holds rows 16 w + l / 4 (+ 8), lane l columns 8 j + 2 (l % 4)

@@ -67,7 +67,7 @@
 // wgmma: 128 x 256 block tiles of two warpgroups (64 x 256 each, m64n256k16),
 // four stages of 128-byte swizzled [128][64] and [256][64] bf16 tiles (196608
 // bytes), cp.async into the swizzled layout, a proxy fence, descriptors, four
-// wgmma per K step of 64, then wait before the stage is refilled.
+// wgmma per K step of 64, which run while the previous step's stage is refilled.
 // WGMMA-LABEL: func.func @gemm(
 // WGMMA:         gpu.launch_func @kopt_kernels::@matmul_0
 // WGMMA-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
@@ -79,7 +79,7 @@
 // Chunk c of row r goes to chunk c ^ (r % 8).
 // WGMMA:         arith.xori
 // WGMMA:         scf.for
-// WGMMA:           nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
+// WGMMA:           nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
 // WGMMA-NEXT:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // WGMMA-NEXT:      gpu.barrier
 // WGMMA:           nvvm.wgmma.fence.aligned
@@ -87,8 +87,12 @@
 // WGMMA-COUNT-3:   nvvm.wgmma.mma_async
 // WGMMA-NOT:       nvvm.wgmma.mma_async
 // WGMMA:           nvvm.wgmma.commit.group.sync.aligned
-// WGMMA-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NEXT:      nvvm.wgmma.wait.group.sync.aligned 1
 // WGMMA-NEXT:      gpu.barrier
+// WGMMA:           nvgpu.device_async_copy
+// WGMMA:           nvgpu.device_async_create_group
+// WGMMA-NEXT:      scf.yield
+// WGMMA:         nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA:         vector.store {{.*}} : memref<1000x1000xbf16>, vector<2xbf16>
 // WGMMA-COUNT-63: vector.store
 // WGMMA-NOT:     vector.store
@@ -98,6 +102,7 @@
 // WGMMAPTX:      wgmma.fence.sync.aligned;
 // WGMMAPTX:      wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // WGMMAPTX:      wgmma.commit_group.sync.aligned;
+// WGMMAPTX:      wgmma.wait_group.sync.aligned 1;
 // WGMMAPTX:      wgmma.wait_group.sync.aligned 0;
 func.func @gemm(%a: tensor<1000x4096xbf16>, %b: tensor<1000x4096xbf16>) -> tensor<1000x1000xbf16> {
   %c = kopt.matmul %a, %b {transpose_b} : tensor<1000x4096xbf16>, tensor<1000x4096xbf16> -> tensor<1000x1000xbf16>
