@@ -229,6 +229,17 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   for (int64_t r = 0, n = llvm::divideCeil(tileElems, threads); r < n; ++r) {
     Value e =
         arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+    // When the tile has fewer elements than the threads cover, the last
+    // access of the threads past its end is skipped.
+    OpBuilder::InsertionGuard partialGuard(b);
+    if ((r + 1) * threads > tileElems) {
+      auto partial = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                indexConst(b, loc, tileElems)),
+          /*withElseRegion=*/false);
+      b.setInsertionPointToStart(partial.thenBlock());
+    }
     Value outerOff, kOff;
     if (kCont) {
       outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));

@@ -71,18 +71,19 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_1,
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
 // PTX-NEXT:  )
-// The tensor-core schedule for a decode GEMM (M = 16 <= 64): 4 warps, two stages
-// of 16-byte aligned [64][40] (A) and [32][40] (B) bf16 tiles filled by cp.async,
-// ldmatrix, mma.sync.
+// The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: one
+// warpgroup per 64 x 32 tile, five stages of 128-byte swizzled [64][64] (A) and
+// [32][64] (B) bf16 tiles filled by cp.async (61440 bytes of the module's dynamic
+// shared memory, passed at launch: see the manifest), wgmma m64n32k16.
 // PTX-NEXT:  .maxntid 128, 1, 1
-// The tiles live in the module's one dynamic shared memory array (15360 bytes
-// passed at launch, see the manifest).
 // PTX:         cp.async.cg.shared.global
-// PTX:         cp.async.wait_group 1;
+// PTX:         cp.async.wait_group 3;
+// PTX:         fence.proxy.async.shared::cta;
 // PTX:         bar.sync 0;
-// PTX:         ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// PTX:         mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX:         cvt.rn.bf16.f32
+// PTX:         wgmma.fence.sync.aligned;
+// PTX:         wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PTX:         wgmma.wait_group.sync.aligned 1;
+// PTX:         cvt.rn.bf16x2.f32
 // PTX-LABEL: .visible .entry silu_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_0,
 // PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_1
@@ -192,7 +193,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=15360
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=61440
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
@@ -232,6 +233,10 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // MLIR-SAME:      assembly = "
 
 // SM90:       .target sm_90{{$}}
+// sm_90 has no wgmma: the default for the decode GEMM is mma.sync.
+// SM90-NOT:   wgmma
+// SM90:       mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SM90-NOT:   wgmma
 // SM90JSON:   "chip": "sm_90",
 
 // NOOUTPUT:   gpu.binary @kopt_kernels

@@ -303,52 +303,43 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // Matmul kernels: 64x64 block tiles, 256 threads, A and B staged in shared memory
 //===----------------------------------------------------------------------===//
 
-// bf16 operands: the tensor-core schedule (mma.sync m16n8k16). A 1-D grid of
-// ceil(N / 128) * ceil(M / 128) = 8 * 1 tiles for M = 100, N = 1000.
+// bf16 operands on sm_90a, both contiguous along K: the default schedule is wgmma.
+// M = 100 gives too few 128 x 256 tiles (1 x 4), so one warpgroup of 64 x 128
+// (m64n128k16) per block and five cp.async stages: ceil(100 / 64) * ceil(1000 / 128)
+// = 2 * 8 = 16 blocks of 128 threads, 5 * (64 + 128) * 64 * 2 = 122880 bytes.
+// (lower-to-gpu-schedules.mlir tests the mma_sync and ffma schedules.)
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      dynamic_shared_memory_size %c40960_i32
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 128, block_n = 128, block_k = 32, warp_m = 64, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
-// A and B staged K-contiguous with 8 elements of padding per row, two stages each,
-// in the module's dynamic shared memory: both operands are contiguous along K and
-// K % 8 == 0, so cp.async fills them.
+// CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      dynamic_shared_memory_size %c122880_i32
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 128, block_k = 64, warp_m = 64, warp_n = 128, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
 // CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
-// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem : memref<0xi8, 3>
-// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<2x128x40xbf16, 3>
-// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c20480{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<2x128x40xbf16, 3>
-// CHECK:         %[[TILE:.*]] = gpu.block_id x
-// CHECK:         arith.remui %[[TILE]], %c8
-// CHECK:         arith.divui %[[TILE]], %c8
-// Prologue: tile 0 into stage 0, 16-byte copies zero-filled outside the bounds.
-// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<2x128x40xbf16, 3>
+// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x64x64xbf16, 3>
+// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c40960{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x128x64xbf16, 3>
+// Prologue: tiles 0 to 3 in flight, 16-byte copies zero-filled outside the bounds.
+// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<5x64x64xbf16, 3>
 // CHECK:         nvgpu.device_async_copy %[[B]]
-// CHECK:         nvgpu.device_async_create_group
-// K loop over 4096 / 32 = 128 tiles, 4 x 4 mma tiles of 4 f32 accumulators per lane.
-// CHECK:         scf.for %[[KT:.*]] = %c0{{(_[0-9]+)?}} to %c128{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> ([[F32X64:(f32, ){63}f32]]) {
-// Tile kt + 1 into the other stage, then wait until only that group is pending.
-// CHECK:           nvgpu.device_async_copy %[[A]]
-// CHECK:           %[[G:.*]] = nvgpu.device_async_create_group
-// CHECK-NEXT:      nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
-// CHECK:           gpu.barrier
-// CHECK:           nvgpu.ldmatrix %[[SA]]{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, 3> -> vector<4x2xbf16>
-// CHECK:           nvgpu.ldmatrix %[[SB]]{{.*}} {numTiles = 2 : i32, transpose = false} : memref<2x128x40xbf16, 3> -> vector<2x2xbf16>
-// CHECK:           vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
-// CHECK:           nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// 16 mma per 16-wide K step, two K steps per tile.
-// CHECK-COUNT-31:  nvvm.mma.sync
-// CHECK-NOT:       nvvm.mma.sync
-// CHECK:           gpu.barrier
-// CHECK-NEXT:      scf.yield
-// Epilogue: round to bf16 and store inside the bounds, 64 values per lane.
+// CHECK-COUNT-4: nvgpu.device_async_create_group
+// K loop over 4096 / 64 = 64 tiles; 64 f32 accumulators per thread in one struct.
+// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c64{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args(%{{.*}}) -> (!llvm.struct<([[F32X64:(f32, ){63}f32]])>) {
+// CHECK:           nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
+// CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-3:   nvvm.wgmma.mma_async
+// CHECK-NOT:       nvvm.wgmma.mma_async
+// CHECK:           nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
+// Epilogue: round to bf16, paired stores inside the bounds, 32 per thread.
 // CHECK:         scf.if
 // CHECK:           arith.truncf %{{.*}} : f32 to bf16
-// CHECK-NEXT:      memref.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<100x1000xbf16>
-// CHECK-COUNT-63:  arith.truncf
-// CHECK-NOT:     arith.truncf
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           vector.from_elements
+// CHECK-NEXT:      vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<100x1000xbf16>, vector<2xbf16>
+// CHECK-COUNT-31:  vector.store
+// CHECK-NOT:     vector.store
 // CHECK:         gpu.return
 func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tensor<100x1000xbf16> {
   %0 = kopt.matmul %x, %w {transpose_b} : tensor<100x4096xbf16>, tensor<1000x4096xbf16> -> tensor<100x1000xbf16>
@@ -357,12 +348,15 @@ func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tens
 
 // -----
 
-// f16 with K = 4093 (not a multiple of 8) and a transposed A: one shared-memory
-// stage, filled synchronously with element loads (zero outside the bounds).
+// f16 with K = 4093 (not a multiple of 8) and a transposed A: neither wgmma nor
+// cp.async apply; mma_sync with one shared-memory stage of [128][40] and [256][40]
+// filled synchronously with element loads (zero outside the bounds).
 // CHECK-LABEL: func.func @matmul_sync_staging(
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK-SAME:      kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 128, block_n = 256, block_k = 32, warp_m = 64, warp_n = 64, stages = 1,
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<4093x70xf16>, %[[B:.*]]: memref<4093x50xf16>, %{{.*}}: memref<70x50xf32>)
 // CHECK:         memref.view {{.*}} to memref<128x40xf16, 3>
-// CHECK:         memref.view {{.*}} to memref<128x40xf16, 3>
+// CHECK:         memref.view {{.*}} to memref<256x40xf16, 3>
 // CHECK-NOT:     nvgpu.device_async_copy
 // CHECK:         scf.if %{{.*}} -> (f16) {
 // CHECK:           memref.load %[[A]]
@@ -377,12 +371,13 @@ func.func @matmul_sync_staging(%a: tensor<4093x70xf16>, %b: tensor<4093x50xf16>)
 
 // -----
 
-// f32 with transpose_a: no rounding in the epilogue; ceil(24 / 16) = 2 K tiles.
+// f32 with transpose_a: ffma, for M <= 64 64 x 32 block tiles (ceil(130 / 32) = 5
+// blocks); no rounding in the epilogue; ceil(24 / 16) = 2 K tiles.
 // CHECK-LABEL: func.func @matmul_transpose_a(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:      blocks in (%c3{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      blocks in (%c5{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(%{{.*}}: memref<24x64xf32>, %{{.*}}: memref<24x130xf32>, %{{.*}}: memref<64x130xf32>)
-// CHECK-SAME:    workgroup(%{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    workgroup(%{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
 // CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c2{{(_[0-9]+)?}} step
 // CHECK-NOT:     arith.truncf
 // CHECK:         gpu.return
@@ -497,20 +492,20 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
-// A decode GEMM (M = 16 <= 64): the tensor-core schedule uses 64 x 32 tiles and 4
-// warps (1 x 4, one 16 x 8 mma column per warp), so N = 4096 gives 128 blocks.
+// A decode GEMM (M = 16 <= 64, N = 4096): one warpgroup per 64 x 32 tile
+// (m64n32k16), so N = 4096 gives 128 blocks; five stages.
 // CHECK-LABEL: func.func @matmul_decode(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(
 // CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
-// CHECK:         memref.view {{.*}} to memref<2x64x40xbf16, 3>
-// CHECK:         memref.view {{.*}} to memref<2x32x40xbf16, 3>
-// 4 x 1 mma tiles of 4 accumulators per lane.
-// CHECK:         scf.for {{.*}} -> ([[F32X16:(f32, ){15}f32]]) {
-// CHECK-COUNT-8:   nvvm.mma.sync
-// CHECK-NOT:       nvvm.mma.sync
+// CHECK:         memref.view {{.*}} to memref<5x64x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<5x32x64xbf16, 3>
+// 16 f32 accumulators per thread.
+// CHECK:         scf.for {{.*}} -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
+// CHECK-COUNT-4:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+// CHECK-NOT:       nvvm.wgmma.mma_async
 // CHECK:           scf.yield
 func.func @matmul_decode(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<16x4096xbf16> {
   %0 = kopt.matmul %x, %w {transpose_b} : tensor<16x4096xbf16>, tensor<4096x4096xbf16> -> tensor<16x4096xbf16>

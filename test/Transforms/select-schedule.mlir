@@ -34,25 +34,27 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
   return %0, %2 : tensor<4096x4096xbf16>, tensor<16x4096xbf16>
 }
 
+// The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, four stages;
+// decode (M = 16, N = 4096) 64 x 32 tiles of one warpgroup, five stages.
 // DEFAULT:      kopt.kernel "matmul_0"
-// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async,
+// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 4, split_k = 1, swizzle = 8, vector_width = 2, persistent = false>
 // DEFAULT:      kopt.kernel "matmul_1"
-// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async,
+// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 64, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>
 // DEFAULT:      kopt.kernel "silu_0"
 // DEFAULT-NOT:    schedule
 // DEFAULT:      kopt.yield
 
 // A partial schedule adjusts the default: the other parameters keep its values.
 // PARTIAL:      kopt.kernel "matmul_0"
-// PARTIAL-SAME:   schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = {{[0-9]+}}, warp_m = 32, warp_n = 32, stages = 3, split_k = 1, swizzle = 4, vector_width = 2, persistent = false>
+// PARTIAL-SAME:   schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 32, warp_n = 32, stages = 3, split_k = 1, swizzle = 4, vector_width = 2, persistent = false>
 // PARTIAL:      kopt.kernel "matmul_1"
 // PARTIAL-SAME:   block_m = 64, block_n = 64, block_k = {{[0-9]+}}, warp_m = 32, warp_n = 32, stages = 3,
 
 // matmul_1 by name (and "*" does not apply to it); matmul_0 through "*".
 // BYNAME:       kopt.kernel "matmul_0"
-// BYNAME-SAME:    stages = 4,
+// BYNAME-SAME:    instruction = wgmma, {{.*}} stages = 3,
 // BYNAME:       kopt.kernel "matmul_1"
-// BYNAME-SAME:    block_m = 64, block_n = 128, block_k = {{[0-9]+}}, warp_m = 32, warp_n = 64,
+// BYNAME-SAME:    instruction = mma_sync, {{.*}} block_m = 64, block_n = 128, block_k = {{[0-9]+}}, warp_m = 32, warp_n = 64, stages = 5,
 
 // BYKEY:        kopt.kernel "matmul_1"
 // BYKEY-SAME:     block_m = 16, block_n = 64, block_k = 64, warp_m = 16, warp_n = 16,

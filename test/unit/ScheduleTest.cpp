@@ -37,6 +37,9 @@ TEST(Schedule, DefaultIsValidForEveryWorkloadShape) {
 
 TEST(Schedule, DefaultPicksTheInstructionByDtype) {
   EXPECT_EQ(defaultSchedule(linear(4096, 4096, 4096), h200()).instruction,
+            Instruction::Wgmma);
+  EXPECT_EQ(defaultSchedule(linear(4096, 4096, 4096), *Target::forChip("sm_90"))
+                .instruction,
             Instruction::MmaSync);
   EXPECT_EQ(
       defaultSchedule(linear(4096, 4096, 4096, DType::F32), h200()).instruction,
@@ -50,7 +53,9 @@ TEST(Schedule, DefaultPicksTheInstructionByDtype) {
 
 TEST(Schedule, ValidateNamesTheReason) {
   MatmulWorkload w = linear(4096, 4096, 4096);
-  MatmulSchedule s = defaultSchedule(w, h200());
+  // mma_sync, cp_async, 128 x 128 x 32 tiles, 64 x 32 warp tiles, 2 stages.
+  MatmulSchedule s;
+  ASSERT_EQ(validate(s, w, h200()), std::nullopt);
   auto reason = [&](auto edit) {
     MatmulSchedule t = s;
     edit(t);
@@ -98,7 +103,7 @@ TEST(Schedule, ValidateNamesTheReason) {
 
 TEST(Schedule, SharedMemoryLimitFollowsTheChip) {
   MatmulWorkload w = linear(4096, 4096, 4096);
-  MatmulSchedule s = defaultSchedule(w, h200());
+  MatmulSchedule s;
   s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 64, s.blockK = 64;
   s.stages = 4; // 4 * 384 * 72 * 2 = 221184 bytes
   EXPECT_EQ(sharedBytes(s, w), 221184);
