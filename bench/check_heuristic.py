@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Compares kopt's default heuristic with the best schedule of a recorded sweep.
+
+    bench/check_heuristic.py SWEEP_JSON [--kopt-space PATH] [--max-gap 0.15]
+
+SWEEP_JSON is bench/run_sweep.py's sweep.json (or .json.gz). For every sweep problem
+(random samples are skipped) it asks `kopt-space --default` for the heuristic's schedule
+of that workload, finds the kernel with that schedule among the sweep's measured ones,
+and prints default / best speed (best time / default time) and both ratios to cuBLAS
+from the same run. A problem whose default schedule was not measured is reported as
+such. Exit code: 0 when every measured default is within --max-gap of the best
+(default 0.15, the issue #4 target), 1 otherwise or when a default was not measured,
+2 on usage errors.
+"""
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KEYS = ("instruction", "copy", "block_m", "block_n", "block_k", "warp_m", "warp_n",
+        "stages", "split_k", "swizzle", "vector_width", "persistent")
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def default_schedule(tool, p):
+    args = [tool, f"--shape={p['m']}x{p['n']}x{p['k']}", f"--dtype={p['dtype']}",
+            f"--out-dtype={p['out_dtype']}", "--default"]
+    if p.get("transpose_a"):
+        args.append("--transpose-a")
+    if p.get("transpose_b"):
+        args.append("--transpose-b")
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sweep_json")
+    ap.add_argument("--kopt-space",
+                    default=os.path.join(os.environ.get("KOPT_BUILD_DIR",
+                                                        os.path.join(ROOT, "build")),
+                                         "bin", "kopt-space"))
+    ap.add_argument("--max-gap", type=float, default=0.15)
+    args = ap.parse_args(argv)
+    try:
+        record = load(args.sweep_json)
+    except (OSError, ValueError) as e:
+        print(f"check_heuristic: error: {args.sweep_json}: {e}", file=sys.stderr)
+        return 2
+    if not os.access(args.kopt_space, os.X_OK):
+        print(f"check_heuristic: error: {args.kopt_space} not found", file=sys.stderr)
+        return 2
+    worst, bad = 1.0, 0
+    print(f"{'problem':52} {'default/best':>12} {'default/cuBLAS':>14} {'best/cuBLAS':>11}")
+    for p in record["problems"]:
+        if p["id"].startswith("random"):
+            continue
+        timed = [k for k in p["kernels"] if k.get("ms")]
+        if not timed:
+            continue
+        best = min(timed, key=lambda k: k["ms"])
+        d = default_schedule(args.kopt_space, p)
+        match = [k for k in timed
+                 if all(k["schedule"].get(x) == d.get(x) for x in KEYS)]
+        if not match:
+            print(f"{p['id'][:52]:52} {'not measured':>12}")
+            bad += 1
+            continue
+        speed = best["ms"] / match[0]["ms"]
+        worst = min(worst, speed)
+        bad += speed < 1 - args.max_gap
+        print(f"{p['id'][:52]:52} {speed:12.3f} {match[0]['ratio_to_cublas']:14.3f} "
+              f"{best['ratio_to_cublas']:11.3f}")
+    print(f"worst default/best: {worst:.3f}; problems off by more than "
+          f"{args.max_gap:.0%} or unmeasured: {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
