@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Compares kopt's default heuristic with the best schedule of a recorded sweep.
 
-    bench/check_heuristic.py SWEEP_JSON [--kopt-space PATH] [--max-gap 0.15]
+    bench/check_heuristic.py SWEEP_JSON... [--kopt-space PATH] [--max-gap 0.15]
 
-SWEEP_JSON is bench/run_sweep.py's sweep.json (or .json.gz). For every sweep problem
+Each SWEEP_JSON is bench/run_sweep.py's sweep.json (or .json.gz); when several hold the
+same problem, the last one given is used (a later sweep re-measures every candidate of
+the problems it holds, in one run). For every sweep problem
 (random samples are skipped) it asks `kopt-space --default` for the heuristic's schedule
 of that workload, finds the kernel with that schedule among the sweep's measured ones,
 and prints default / best speed (best time / default time) and both ratios to cuBLAS
@@ -45,24 +47,28 @@ def default_schedule(tool, p):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sweep_json")
+    ap.add_argument("sweep_json", nargs="+")
     ap.add_argument("--kopt-space",
                     default=os.path.join(os.environ.get("KOPT_BUILD_DIR",
                                                         os.path.join(ROOT, "build")),
                                          "bin", "kopt-space"))
     ap.add_argument("--max-gap", type=float, default=0.15)
     args = ap.parse_args(argv)
-    try:
-        record = load(args.sweep_json)
-    except (OSError, ValueError) as e:
-        print(f"check_heuristic: error: {args.sweep_json}: {e}", file=sys.stderr)
-        return 2
+    problems = {}
+    for path in args.sweep_json:
+        try:
+            record = load(path)
+        except (OSError, ValueError) as e:
+            print(f"check_heuristic: error: {path}: {e}", file=sys.stderr)
+            return 2
+        for p in record.get("problems", []):
+            problems[p["id"]] = p
     if not os.access(args.kopt_space, os.X_OK):
         print(f"check_heuristic: error: {args.kopt_space} not found", file=sys.stderr)
         return 2
     worst, bad = 1.0, 0
     print(f"{'problem':52} {'default/best':>12} {'default/cuBLAS':>14} {'best/cuBLAS':>11}")
-    for p in record["problems"]:
+    for p in problems.values():
         if p["id"].startswith("random"):
             continue
         timed = [k for k in p["kernels"] if k.get("ms")]

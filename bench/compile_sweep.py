@@ -137,12 +137,15 @@ def candidates(p):
     out = []
     if p["dtype"] == "f32":
         for bm, bn, wm, wn in ((64, 64, 32, 16), (128, 64, 32, 32), (64, 128, 32, 32),
-                               (128, 128, 64, 32), (32, 64, 16, 16), (64, 32, 16, 16)):
+                               (128, 128, 64, 32), (32, 64, 16, 16), (64, 32, 16, 16),
+                               (128, 128, 32, 32), (256, 128, 64, 64)):
             for bk in (8, 16, 32):
+                threads = 32 * (bm // wm) * (bn // wn)
+                chunked = (bm // (threads // 16)) % 4 == 0 and (bn // 16) % 4 == 0
                 out.append({"instruction": "ffma", "copy": "sync", "stages": 1,
                             "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
                             "block_k": bk, "swizzle": 8 if p["m"] >= 512 else 1,
-                            "vector_width": 1})
+                            "vector_width": 4 if chunked and p["n"] % 4 == 0 else 1})
         return out
     if p["m"] <= 64:
         tiles = ((16, 64, 16, 16), (16, 128, 16, 32), (32, 64, 32, 16),
@@ -157,10 +160,16 @@ def candidates(p):
     async_ok = (not p["transpose_a"]) and p["transpose_b"] and p["k"] % 8 == 0
     if async_ok:
         # wgmma: warpgroup tiles of 64 or 128 rows, N up to 256, K step 64.
+        big_tiles = -(-p["m"] // 128) * -(-p["n"] // 256)
         if p["m"] <= 64:
             wg_tiles = ((64, 32, 64, 32), (64, 64, 64, 64), (64, 128, 64, 128),
                         (64, 256, 64, 256))
             wg_stages = (4, 5)
+        elif big_tiles < 100:
+            # Small grids: the decode tiles as well.
+            wg_tiles = ((64, 32, 64, 32), (64, 64, 64, 64), (64, 128, 64, 128),
+                        (128, 128, 64, 128), (128, 256, 64, 256), (64, 256, 64, 256))
+            wg_stages = (3, 4, 5)
         else:
             wg_tiles = ((128, 256, 64, 256), (128, 128, 64, 128), (64, 256, 64, 256),
                         (128, 256, 128, 128), (256, 128, 128, 128), (64, 128, 64, 128),

@@ -42,6 +42,7 @@
 #include "Common.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
@@ -415,14 +416,43 @@ static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
 // SIMT schedule
 //===----------------------------------------------------------------------===//
 
-/// Threads form kTY x kTX (kTX = 16 along N); thread (ty, tx) owns the
-/// kTM x kTN outputs (ty + kTY i, tx + 16 j) of the block tile.
+/// The contraction payload acc + a * b for one multiply-accumulate, with the
+/// product and the sum fused into one FMA (one rounding, as the ffma
+/// instruction, cuBLAS and PyTorch's CUDA kernels compute it) when the cloned
+/// payload ends in addf(mulf(x, y), acc).
+static Value multiplyAccumulate(OpBuilder &b, Location loc,
+                                linalg::GenericOp mm, Value a, Value bv,
+                                Value acc) {
+  Value sum = clonePayload(b, mm, {a, bv, acc});
+  auto add = sum.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return sum;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto mul = add->getOperand(i).getDefiningOp<arith::MulFOp>();
+    if (!mul || add->getOperand(1 - i) != acc || !mul->hasOneUse())
+      continue;
+    Value fma = math::FmaOp::create(b, loc, mul.getLhs(), mul.getRhs(), acc);
+    add->erase();
+    mul->erase();
+    return fma;
+  }
+  return sum;
+}
+
+/// Threads form kTY x kTX (kTX = 16 along N) and thread (ty, tx) owns kTM x kTN
+/// outputs. When kTM and kTN are multiples of 4 they come in 4 x 4 chunks:
+/// rows ty * 4 + kTY * 4 * ci + (0..3), columns tx * 4 + 64 * cj + (0..3), so
+/// that each thread reads 4 consecutive values of A and of B from shared
+/// memory per vector load, and the 16 threads of a row store 64 consecutive
+/// columns (4 per store with vector_width = 4); otherwise rows ty + kTY i and
+/// columns tx + 16 j, one value per load and store.
 static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
                                          gpu::GPUFuncOp func,
                                          const sched::MatmulSchedule &s) {
   const int64_t kBM = s.blockM, kBN = s.blockN, kBK = s.blockK;
   const int64_t kThreads = s.threads(), kTX = 16, kTY = kThreads / kTX;
   const int64_t kTM = kBM / kTY, kTN = kBN / kTX;
+  const int64_t kChunk = kTM % 4 == 0 && kTN % 4 == 0 ? 4 : 1;
   linalg::GenericOp mm = c.mm;
   Location loc = mm.getLoc();
   LaunchConfig cfg;
@@ -435,10 +465,27 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
       func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBM}, eltA), loc);
   Value smemB =
       func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBN}, eltB), loc);
+  if (kChunk > 1) // vector loads of 4 elements
+    for (unsigned i = 0; i < 2; ++i)
+      func.setWorkgroupAttributionAttr(
+          i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
 
   Value tid = threadIdX(b, loc);
   Value tx = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
   Value ty = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
+  Value rowBase = arith::MulIOp::create(b, loc, ty, indexConst(b, loc, kChunk));
+  Value colBase = arith::MulIOp::create(b, loc, tx, indexConst(b, loc, kChunk));
+  // Offsets of the thread's i-th row and j-th column in the block tile.
+  auto rowOf = [&](int64_t i) -> Value {
+    return arith::AddIOp::create(
+        b, loc, rowBase,
+        indexConst(b, loc, (i / kChunk) * kTY * kChunk + i % kChunk));
+  };
+  auto colOf = [&](int64_t j) -> Value {
+    return arith::AddIOp::create(
+        b, loc, colBase,
+        indexConst(b, loc, (j / kChunk) * kTX * kChunk + j % kChunk));
+  };
   FailureOr<std::pair<Value, Value>> origin =
       tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
   if (failed(origin))
@@ -470,37 +517,51 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
       OpBuilder::InsertionGuard innerGuard(b);
       b.setInsertionPointToStart(inner.getBody());
       Value kk = inner.getInductionVar();
-      SmallVector<Value> av(kTM), bv(kTN);
-      for (int64_t i = 0; i < kTM; ++i) {
-        Value row =
-            arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY));
-        av[i] = memref::LoadOp::create(b, loc, smemA, ValueRange{kk, row});
-      }
-      for (int64_t j = 0; j < kTN; ++j) {
-        Value col =
-            arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX));
-        bv[j] = memref::LoadOp::create(b, loc, smemB, ValueRange{kk, col});
-      }
+      // The thread's values of row kk of a staged tile: chunks of kChunk.
+      auto readRow = [&](Value smem, Type elt, int64_t count,
+                         function_ref<Value(int64_t)> offsetOf) {
+        SmallVector<Value> vals;
+        for (int64_t i = 0; i < count; i += kChunk) {
+          if (kChunk == 1) {
+            vals.push_back(memref::LoadOp::create(b, loc, smem,
+                                                  ValueRange{kk, offsetOf(i)}));
+            continue;
+          }
+          auto vecType = VectorType::get({kChunk}, elt);
+          Value v = vector::LoadOp::create(
+              b, loc, vecType, smem, ValueRange{kk, offsetOf(i)},
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(kChunk * elt.getIntOrFloatBitWidth() / 8));
+          for (int64_t e = 0; e < kChunk; ++e)
+            vals.push_back(vector::ExtractOp::create(b, loc, v, e));
+        }
+        return vals;
+      };
+      SmallVector<Value> av = readRow(smemA, eltA, kTM, rowOf);
+      SmallVector<Value> bv = readRow(smemB, eltB, kTN, colOf);
       SmallVector<Value> next;
       for (int64_t i = 0; i < kTM; ++i)
         for (int64_t j = 0; j < kTN; ++j)
-          next.push_back(clonePayload(
-              b, mm, {av[i], bv[j], inner.getRegionIterArgs()[i * kTN + j]}));
+          next.push_back(multiplyAccumulate(
+              b, loc, mm, av[i], bv[j],
+              inner.getRegionIterArgs()[i * kTN + j]));
       scf::YieldOp::create(b, loc, next);
     }
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, inner.getResults());
   }
 
+  // validate() admits vector_width = 4 only with 4-column chunks and N % 4 ==
+  // 0.
+  const int64_t kVec = s.vectorWidth;
   for (int64_t i = 0; i < kTM; ++i) {
-    Value m = arith::AddIOp::create(
-        b, loc, m0,
-        arith::AddIOp::create(b, loc, ty, indexConst(b, loc, i * kTY)));
-    for (int64_t j = 0; j < kTN; ++j) {
-      Value n = arith::AddIOp::create(
-          b, loc, n0,
-          arith::AddIOp::create(b, loc, tx, indexConst(b, loc, j * kTX)));
-      storeResult(b, loc, c, {kLoop.getResult(i * kTN + j)}, m, n);
+    Value m = arith::AddIOp::create(b, loc, m0, rowOf(i));
+    for (int64_t j = 0; j < kTN; j += kVec) {
+      Value n = arith::AddIOp::create(b, loc, n0, colOf(j));
+      SmallVector<Value> vs;
+      for (int64_t v = 0; v < kVec; ++v)
+        vs.push_back(kLoop.getResult(i * kTN + j + v));
+      storeResult(b, loc, c, vs, m, n);
     }
   }
   gpu::ReturnOp::create(b, loc);

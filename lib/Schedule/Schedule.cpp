@@ -32,7 +32,7 @@ const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
 const std::vector<int64_t> kSplitK = {1};
 const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
-const std::vector<int64_t> kVectorWidth = {1, 2};
+const std::vector<int64_t> kVectorWidth = {1, 2, 4};
 
 /// mma.sync m16n8k16 shapes and the ldmatrix row padding of shared memory.
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16, kSmemPad = 8;
@@ -217,6 +217,11 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     return cat(s.numWarps(), " warps (", s.threads(),
                " threads) exceed the block limit of ", t.maxThreadsPerBlock,
                " threads");
+  if (s.instruction != Instruction::FFMA && s.vectorWidth > 2)
+    return cat("a ", toString(s.instruction),
+               " lane holds pairs of adjacent output columns: vector_width "
+               "must be 1 or 2, got ",
+               s.vectorWidth);
   if (s.vectorWidth > 1 && w.n % s.vectorWidth)
     return cat("vector_width = ", s.vectorWidth,
                " needs N to be a multiple of it (N = ", w.n,
@@ -230,16 +235,19 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     if (s.copy != CopyEngine::Sync || s.stages != 1)
       return std::string("ffma schedules take copy = sync and stages = 1 "
                          "(no pipelined SIMT path)");
-    if (s.vectorWidth != 1)
-      return std::string("ffma schedules store one element at a time "
-                         "(vector_width = 1): a thread's outputs are 16 "
-                         "columns apart");
     int64_t rows = s.threads() / kSimtThreadsN;
     if (rows == 0 || s.blockN % kSimtThreadsN || s.blockM % rows)
       return cat("ffma lays ", s.threads(), " threads out as ", rows, " x ",
                  kSimtThreadsN, ": block_m (", s.blockM,
                  ") must be a multiple of ", rows, " and block_n (", s.blockN,
                  ") of ", kSimtThreadsN);
+    bool chunked = (s.blockM / rows) % 4 == 0 &&
+                   (s.blockN / kSimtThreadsN) % 4 == 0;
+    if (s.vectorWidth == 2 || (s.vectorWidth == 4 && !chunked))
+      return cat("ffma stores 1 or 4 elements at a time; 4 needs each "
+                 "thread's tile in 4 x 4 chunks (block_m / ",
+                 rows, " and block_n / ", kSimtThreadsN,
+                 " multiples of 4), got vector_width = ", s.vectorWidth);
     int64_t perThread = (s.blockM / rows) * (s.blockN / kSimtThreadsN);
     if (perThread > kMaxAccumulators / 2)
       return cat("ffma: each thread would own ", perThread,
@@ -348,9 +356,11 @@ std::optional<std::string> validate(const MatmulSchedule &s,
 }
 
 MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
-  // The rules below come from the schedule sweep on the H200 (bench/results/
+  // The rules below come from the schedule sweeps on the H200 (bench/results/
   // 2026-11-29-schedule-sweep-h200: 1252 schedules over the suite's 29 GEMM
-  // shapes); docs/schedules.md lists them with the measured gaps to the best.
+  // shapes; 2026-11-29-schedule-sweep2-h200: the f32 and small-grid shapes
+  // again after the SIMT and small-grid changes); docs/schedules.md lists them
+  // with the measured gaps to the best.
   MatmulSchedule s;
   s.splitK = 1;
   s.persistent = false;
@@ -358,7 +368,7 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
   int64_t evenN = w.n % 2 == 0 ? 2 : 1;
   if (!halfOperands) {
     // SIMT: 8 warps; decode 64 x 32 tiles (more blocks over the weights),
-    // otherwise 64 x 128 tiles with K step 8 and grouped rasterization.
+    // otherwise 128 x 128 tiles with K step 8 and grouped rasterization.
     s.instruction = Instruction::FFMA;
     s.copy = CopyEngine::Sync;
     s.stages = 1;
@@ -368,9 +378,12 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.warpM = 16, s.warpN = 16;
       s.swizzle = 1;
     } else {
-      s.blockM = 64, s.blockN = 128, s.blockK = 8;
-      s.warpM = 32, s.warpN = 32;
+      // 128 x 128 tiles, K step 8, 8 warps: 8 x 8 outputs per thread in
+      // 4 x 4 chunks (vector loads from shared memory, 4-wide stores).
+      s.blockM = 128, s.blockN = 128, s.blockK = 8;
+      s.warpM = 64, s.warpN = 32;
       s.swizzle = 8;
+      s.vectorWidth = w.n % 4 == 0 ? 4 : 1;
     }
     return s;
   }
@@ -390,7 +403,7 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
     } else {
       // Decode and small grids: one warpgroup of 64 rows, five stages, the
       // widest N tile that still spreads the weights over the SMs.
-      int64_t bn = w.m > 64 ? 128 : w.n <= 8192 ? 32 : w.n <= 16384 ? 64 : 128;
+      int64_t bn = w.n <= 8192 ? 32 : w.n <= 16384 ? 64 : 128;
       s.blockM = 64, s.blockN = bn, s.warpM = 64, s.warpN = bn;
       s.stages = 5;
       s.swizzle = w.m >= 512 ? 8 : 1;
@@ -521,7 +534,9 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "copy = sync <=> stages == 1; copy = cp_async <=> stages >= 2",
       "cp_async: A and B contiguous along K, K % 8 == 0, and block_m * "
       "block_k / 8 and block_n * block_k / 8 multiples of 32 * num_warps",
-      "ffma: copy = sync, stages = 1, vector_width = 1",
+      "ffma: copy = sync, stages = 1; vector_width 1, or 4 when each thread's "
+      "tile comes in 4 x 4 chunks",
+      "mma_sync, wgmma: vector_width <= 2",
       "ffma: threads laid out (32 * num_warps / 16) x 16: block_m % (2 * "
       "num_warps) == 0, block_n % 16 == 0, at most 64 outputs per thread",
       "ffma: shared bytes = block_k * (block_m + block_n) * sizeof(dtype) <= "

@@ -54,15 +54,22 @@
 // STAGES3:         gpu.return
 
 // ffma with 32 x 64 block tiles of 4 warps: threads laid out 8 x 16, each
-// owning 4 x 4 outputs; [8][32] and [8][64] staging in workgroup memory.
+// owning one 4 x 4 chunk of outputs; [8][32] and [8][64] staging in workgroup
+// memory (16-byte aligned), 4-element vector reads of A and B per K step, and
+// the payload's mulf + addf fused into one FMA.
 // FFMA-LABEL: func.func @gemm(
 // FFMA:         gpu.launch_func @kopt_kernels::@matmul_0
 // FFMA-SAME:      blocks in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // FFMA-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // FFMA:         gpu.func @matmul_0(
-// FFMA-SAME:      workgroup(%{{.*}} : memref<8x32xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x64xbf16, #gpu.address_space<workgroup>>)
+// FFMA-SAME:      workgroup(%[[SA:.*]] : memref<8x32xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SB:.*]] : memref<8x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // FFMA-NOT:       nvvm.mma.sync
 // FFMA:           scf.for {{.*}} -> ([[F32X16:(f32, ){15}f32]])
+// FFMA:             vector.load %[[SA]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<8x32xbf16, #gpu.address_space<workgroup>>, vector<4xbf16>
+// FFMA:             vector.load %[[SB]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<8x64xbf16, #gpu.address_space<workgroup>>, vector<4xbf16>
+// FFMA:             math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+// FFMA-COUNT-15:    math.fma
+// FFMA-NOT:         arith.mulf
 // FFMA-NOT:       nvvm.mma.sync
 // FFMA:         gpu.return
 // 16 warps (512 threads) staging a 16 x 16 B tile (256 elements): the threads
