@@ -176,11 +176,16 @@ def candidates(p):
                         (128, 128, 128, 64))
             wg_stages = (3, 4, 5)
         for bm, bn, wm, wn in wg_tiles:
-            for st in wg_stages:
-                out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
-                            "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                            "block_k": 64, "swizzle": 8 if p["m"] >= 512 else 1,
-                            "vector_width": 2 if p["n"] % 2 == 0 else 1})
+            for bk in (64, 128):
+                for st in wg_stages + ((2,) if bk == 128 else ()):
+                    # Skip what cannot fit the 227 KB of shared memory.
+                    if st * (bm + bn) * bk * 2 > 227 * 1024:
+                        continue
+                    out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
+                                "block_m": bm, "block_n": bn, "warp_m": wm,
+                                "warp_n": wn, "block_k": bk,
+                                "swizzle": 8 if p["m"] >= 512 else 1,
+                                "vector_width": 2 if p["n"] % 2 == 0 else 1})
     for bm, bn, wm, wn in tiles:
         for bk in ks_:
             for st in (stages if async_ok else (1,)):

@@ -127,6 +127,10 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     FailureOr<KernelClass> kind = classifyKernel(kernel);
     if (failed(kind))
       return failure();
+    if (kernel.getScheduleAttr() && *kind != KernelClass::Matmul)
+      return kernel.emitOpError("has a schedule, but only matmul kernels take "
+                                "schedules (its class: ")
+             << stringifyKernelClass(*kind) << ")";
 
     SmallVector<Value> operands;
     for (Value in : kernel.getInputs())

@@ -87,23 +87,35 @@ struct KoptSelectSchedulePass
                      << "' is not a JSON object";
       return failure();
     }
-    // Entries map names to schedule objects; a schedule's own values are
-    // strings, numbers and booleans.
-    bool anyParameter = false, anyOther = false;
+    // A bare schedule has parameter names as keys; entries map kernel names,
+    // workload keys or "*" to schedule objects.
+    bool anyParameter = false, anyEntry = false;
     for (auto it = j.begin(); it != j.end(); ++it)
-      (it.value().is_object() ? anyOther : anyParameter) = true;
-    if (anyParameter && anyOther) {
-      emitError(loc) << "the schedule file '" << scheduleFile
-                     << "' mixes schedule parameters with kernel entries; "
-                        "write one schedule object, or an object of "
-                        "schedules keyed by kernel name, workload key or "
-                        "\"*\"";
-      return failure();
+      (sched::isParameterName(it.key()) ? anyParameter : anyEntry) = true;
+    if (anyParameter) {
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.value().is_object()) {
+          emitError(loc) << "the schedule file '" << scheduleFile
+                         << "' mixes schedule parameters with kernel entries "
+                            "(entry '"
+                         << it.key()
+                         << "'); write one schedule object, or an object of "
+                            "schedules keyed by kernel name, workload key or "
+                            "\"*\"";
+          return failure();
+        }
+      f.all = std::move(j);
+      return f;
     }
-    if (anyParameter)
-      f.all = j;
-    else
-      f.entries = j;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (!it.value().is_object()) {
+        emitError(loc) << "the schedule file '" << scheduleFile << "': entry '"
+                       << it.key() << "' must be a schedule object, got "
+                       << it.value().type_name();
+        return failure();
+      }
+    (void)anyEntry;
+    f.entries = std::move(j);
     return f;
   }
 
@@ -120,7 +132,7 @@ struct KoptSelectSchedulePass
       FailureOr<File> f = readFile(loc);
       if (failed(f))
         return signalPassFailure();
-      file = *f;
+      file = std::move(*f);
     }
 
     json spaces = json::array();
@@ -152,12 +164,15 @@ struct KoptSelectSchedulePass
         entry = &*file.all;
         entryName = "the schedule";
       } else {
+        // Precedence: kernel name, then workload key, then "*"; every entry
+        // that matches counts as used.
         for (const std::string &k : {name, key, std::string("*")})
           if (file.entries.contains(k)) {
-            entry = &file.entries[k];
-            entryName = "entry '" + k + "'";
             used.insert(k);
-            break;
+            if (!entry) {
+              entry = &file.entries[k];
+              entryName = "entry '" + k + "'";
+            }
           }
       }
       if (entry) {

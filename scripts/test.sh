@@ -4,7 +4,11 @@
 #   scripts/test.sh [CTEST ARGUMENTS...]     e.g. scripts/test.sh -R runtime
 #
 # The suite: kopt-lit (the lit + FileCheck tests of test/, which assemble the PTX
-# they produce with ptxas) and the GoogleTest unit tests of test/unit. Exit code 0
+# they produce with ptxas), the GoogleTest unit tests of test/unit (runtime and
+# schedules), kopt-run's command-line tests against a fake CUDA driver, and the
+# bench tests (suite compile-only mode, sweep runner, a random sample of the
+# schedule space through kopt-opt and ptxas, the heuristic against the recorded
+# H200 sweeps). Exit code 0
 # when every test passed; non-zero when setup, the build or any test failed, or
 # when no test ran. Honours the variables of scripts/build.sh (KOPT_BUILD_DIR, ...).
 set -euo pipefail

@@ -21,12 +21,12 @@ void KoptDialect::registerAttributes() {
       >();
 }
 
-LogicalResult
-ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     ScheduleInstruction, ScheduleCopy, int64_t blockM,
-                     int64_t blockN, int64_t blockK, int64_t warpM,
-                     int64_t warpN, int64_t stages, int64_t splitK,
-                     int64_t swizzle, int64_t vectorWidth, bool) {
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ScheduleInstruction, ScheduleCopy,
+                                   int64_t blockM, int64_t blockN,
+                                   int64_t blockK, int64_t warpM, int64_t warpN,
+                                   int64_t stages, int64_t splitK,
+                                   int64_t swizzle, int64_t vectorWidth, bool) {
   std::pair<const char *, int64_t> sizes[] = {
       {"block_m", blockM}, {"block_n", blockN},  {"block_k", blockK},
       {"warp_m", warpM},   {"warp_n", warpN},    {"stages", stages},

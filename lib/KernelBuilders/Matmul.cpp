@@ -42,8 +42,8 @@
 #include "Common.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 using namespace mlir;
@@ -300,23 +300,30 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
       return g.emitOpError("unsupported operand indexing map");
     Value srcElements =
         arith::SelectOp::create(b, loc, inside, indexConst(b, loc, kVec), c0);
+    SmallVector<Value> dst = {stage, outerOff, kOff};
     if (s.swizzle128) {
-      Value chunk = arith::DivUIOp::create(b, loc, kOff, indexConst(b, loc, kVec));
+      // Shared memory is [stages][tileK / 64][outer][64]: sub-tile kOff / 64,
+      // chunk (kOff % 64) / 8 stored at chunk ((kOff % 64) / 8) ^ (outer % 8).
+      Value sub = arith::DivUIOp::create(b, loc, kOff, indexConst(b, loc, 64));
+      Value chunk = arith::DivUIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, kOff, indexConst(b, loc, 64)),
+          indexConst(b, loc, kVec));
       Value phase =
           arith::RemUIOp::create(b, loc, outerOff, indexConst(b, loc, 8));
-      kOff = arith::MulIOp::create(b, loc,
-                                   arith::XOrIOp::create(b, loc, chunk, phase),
-                                   indexConst(b, loc, kVec));
+      Value swizzled = arith::MulIOp::create(
+          b, loc, arith::XOrIOp::create(b, loc, chunk, phase),
+          indexConst(b, loc, kVec));
+      dst = {stage, sub, outerOff, swizzled};
     }
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, s.smem, ValueRange{stage, outerOff, kOff}, s.mem,
-        *idx, b.getIndexAttr(kVec), srcElements, b.getUnitAttr()));
+        b, loc, tokenType, s.smem, dst, s.mem, *idx, b.getIndexAttr(kVec),
+        srcElements, b.getUnitAttr()));
   }
   return tokens;
 }
 
 /// The 1-D tile grid and this block's tile origin (m0, n0). With swizzle G > 1
-/// the tiles are visited in groups of G tile rows, N fastest within a group
+/// the tiles are visited in groups of G tile rows, M fastest within a group
 /// (grouped rasterization: blocks running together share rows of A and
 /// columns of B in L2); with G = 1, row-major order.
 static FailureOr<std::pair<Value, Value>>
@@ -371,16 +378,16 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
   SmallVector<Value> rounded;
   for (Value v : vs)
     rounded.push_back(
-        c.epilogue
-            ? clonePayload(
-                  b, c.epilogue,
-                  {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))})
-            : v);
+        c.epilogue ? clonePayload(b, c.epilogue,
+                                  {v, arith::ConstantOp::create(
+                                          b, loc, b.getZeroAttr(outElt))})
+                   : v);
   if (rounded.size() == 1) {
     memref::StoreOp::create(b, loc, rounded[0], c.out, ValueRange{m, n});
     return;
   }
-  auto vecType = VectorType::get({static_cast<int64_t>(rounded.size())}, outElt);
+  auto vecType =
+      VectorType::get({static_cast<int64_t>(rounded.size())}, outElt);
   Value vec = vector::FromElementsOp::create(b, loc, vecType, rounded);
   vector::StoreOp::create(
       b, loc, vec, c.out, ValueRange{m, n}, /*nontemporal=*/false,
@@ -467,8 +474,8 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
       func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBN}, eltB), loc);
   if (kChunk > 1) // vector loads of 4 elements
     for (unsigned i = 0; i < 2; ++i)
-      func.setWorkgroupAttributionAttr(
-          i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+      func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(16));
 
   Value tid = threadIdX(b, loc);
   Value tx = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kTX));
@@ -542,9 +549,9 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
       SmallVector<Value> next;
       for (int64_t i = 0; i < kTM; ++i)
         for (int64_t j = 0; j < kTN; ++j)
-          next.push_back(multiplyAccumulate(
-              b, loc, mm, av[i], bv[j],
-              inner.getRegionIterArgs()[i * kTN + j]));
+          next.push_back(
+              multiplyAccumulate(b, loc, mm, av[i], bv[j],
+                                 inner.getRegionIterArgs()[i * kTN + j]));
       scf::YieldOp::create(b, loc, next);
     }
     gpu::BarrierOp::create(b, loc);
@@ -591,8 +598,8 @@ constexpr llvm::StringLiteral kDynamicSmem = "kopt_dynamic_smem";
 
 /// The module's dynamic shared memory array (created on first use): a public
 /// zero-size global in address space 3 lowers to `.extern .shared .align 1024
-/// .b8 kopt_dynamic_smem[]` (../shared/MLIR22-NOTES.md: gpu.dynamic_shared_memory
-/// does not).
+/// .b8 kopt_dynamic_smem[]` (../shared/MLIR22-NOTES.md:
+/// gpu.dynamic_shared_memory does not).
 static Value dynamicSharedMemory(OpBuilder &b, Location loc,
                                  gpu::GPUFuncOp func) {
   auto module = func->getParentOfType<gpu::GPUModuleOp>();
@@ -600,8 +607,8 @@ static Value dynamicSharedMemory(OpBuilder &b, Location loc,
                               b.getI64IntegerAttr(3));
   if (!module.lookupSymbol(kDynamicSmem)) {
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    memref::GlobalOp::create(mb, loc, kDynamicSmem,
-                             mb.getStringAttr("public"), type, Attribute(),
+    memref::GlobalOp::create(mb, loc, kDynamicSmem, mb.getStringAttr("public"),
+                             type, Attribute(),
                              /*constant=*/false, mb.getI64IntegerAttr(1024));
   }
   return memref::GetGlobalOp::create(b, loc, type, kDynamicSmem);
@@ -612,8 +619,8 @@ static Value sharedView(OpBuilder &b, Location loc, Value smem, int64_t offset,
                         ArrayRef<int64_t> shape, Type elt) {
   auto type = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
                               b.getI64IntegerAttr(3));
-  return memref::ViewOp::create(b, loc, type, smem,
-                                indexConst(b, loc, offset), ValueRange{});
+  return memref::ViewOp::create(b, loc, type, smem, indexConst(b, loc, offset),
+                                ValueRange{});
 }
 
 /// One register of an ldmatrix fragment as mma.sync takes it: vector<2xf16> for
@@ -861,8 +868,8 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
   };
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, addr, c(0x3FFFF)), c(4));
-  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
-                   (uint64_t(1) << 62);
+  uint64_t fixed =
+      (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
   return arith::OrIOp::create(b, loc, start, c(fixed));
 }
 
@@ -891,10 +898,13 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
   StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true, true};
   StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true, true};
-  const int64_t bytesA = kStages * kBM * kBK * 2, bytesB = kStages * kBN * kBK * 2;
+  const int64_t bytesA = kStages * kBM * kBK * 2,
+                bytesB = kStages * kBN * kBK * 2;
   Value smem = dynamicSharedMemory(b, loc, func);
-  a.smem = sharedView(b, loc, smem, 0, {kStages, kBM, kBK}, elt);
-  bs.smem = sharedView(b, loc, smem, bytesA, {kStages, kBN, kBK}, elt);
+  // Per stage, block_k / 64 sub-tiles of 128-byte rows (each 1024-byte
+  // aligned: rows are multiples of 8).
+  a.smem = sharedView(b, loc, smem, 0, {kStages, kBK / 64, kBM, 64}, elt);
+  bs.smem = sharedView(b, loc, smem, bytesA, {kStages, kBK / 64, kBN, 64}, elt);
   cfg.dynamicSharedBytes = bytesA + bytesB;
 
   auto i64 = b.getI64Type();
@@ -904,10 +914,10 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   auto cI64 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
-  Value baseA = toI64(
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, a.smem));
-  Value baseB = toI64(
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bs.smem));
+  Value baseA =
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, a.smem));
+  Value baseB =
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bs.smem));
 
   Value tid = threadIdX(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
@@ -916,10 +926,12 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   Value warpInGroup =
       arith::RemUIOp::create(b, loc, warp, indexConst(b, loc, 4));
   Value groupRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
+      b, loc,
+      arith::DivUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpM));
   Value groupCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
+      b, loc,
+      arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpN));
   FailureOr<std::pair<Value, Value>> origin =
       tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
@@ -935,8 +947,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   Value groupB = arith::AddIOp::create(b, loc, baseB, rowBytesB);
 
   auto f32 = b.getF32Type();
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(kAccs, f32));
+  auto accType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(kAccs, f32));
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<Value> accInit;
   for (int64_t t = 0; t < kMTiles; ++t) {
@@ -993,8 +1005,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
 
-    Value stage = toI64(
-        arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
+    Value stage =
+        toI64(arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
     Value stageA = arith::AddIOp::create(
         b, loc, groupA,
         arith::MulIOp::create(b, loc, stage, cI64(kBM * kBK * 2)));
@@ -1006,13 +1018,16 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     NVVM::WGMMATypes type =
         elt.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
     for (int64_t ks = 0; ks < kBK / 16; ++ks) {
+      // K step ks: sub-tile ks / 4, 32 bytes per step inside its rows.
+      int64_t sub = ks / 4, inRow = (ks % 4) * 32;
       Value descB = wgmmaDescriptor(
-          b, loc, arith::AddIOp::create(b, loc, stageB, cI64(ks * 32)));
+          b, loc,
+          arith::AddIOp::create(b, loc, stageB, cI64(sub * kBN * 128 + inRow)));
       for (int64_t t = 0; t < kMTiles; ++t) {
         Value descA = wgmmaDescriptor(
             b, loc,
-            arith::AddIOp::create(b, loc, stageA,
-                                  cI64(t * 64 * 128 + ks * 32)));
+            arith::AddIOp::create(
+                b, loc, stageA, cI64(sub * kBM * 128 + t * 64 * 128 + inRow)));
         acc[t] = NVVM::WgmmaMmaAsyncOp::create(
             b, loc, accType, acc[t], descA, descB,
             NVVM::MMAShapeAttr::get(ctx, 64, kWarpN, 16),
@@ -1032,8 +1047,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     gpu::BarrierOp::create(b, loc);
     // Past the last tile the copies read nothing and zero-fill a stage
     // nobody reads.
-    if (failed(issueGroup(
-            arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1)))))
+    if (failed(issueGroup(arith::AddIOp::create(
+            b, loc, kt, indexConst(b, loc, kStages - 1)))))
       return failure();
     scf::YieldOp::create(b, loc, acc);
   }
@@ -1064,7 +1079,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                                         indexConst(b, loc, j * 8 + (r % 2)));
         SmallVector<Value> vs;
         for (int64_t v = 0; v < kVec; ++v)
-          vs.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r + v));
+          vs.push_back(
+              LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r + v));
         storeResult(b, loc, c, vs, m, n);
       }
   }
@@ -1072,9 +1088,9 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   return cfg;
 }
 
-FailureOr<LaunchConfig>
-kopt::buildMatmulKernel(KernelOp kernel, gpu::GPUFuncOp func,
-                        const sched::Target &target) {
+FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
+                                                gpu::GPUFuncOp func,
+                                                const sched::Target &target) {
   KernelIO io(kernel, func);
   FailureOr<Contraction> c = analyze(kernel, io);
   if (failed(c))

@@ -26,7 +26,7 @@ const std::vector<Instruction> kInstructions = {
 const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
 const std::vector<int64_t> kBlockM = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockN = {16, 32, 64, 128, 256};
-const std::vector<int64_t> kBlockK = {8, 16, 32, 64};
+const std::vector<int64_t> kBlockK = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kWarpM = {16, 32, 64, 128};
 const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
@@ -42,6 +42,31 @@ constexpr int64_t kMaxAccumulators = 128;
 /// SIMT (ffma): 16 threads along N per row of threads.
 constexpr int64_t kSimtThreadsN = 16;
 constexpr int64_t kMaxGridBlocks = std::numeric_limits<int32_t>::max();
+
+/// Registers per thread besides the accumulators and operand fragments
+/// (addresses, loop state, predicates), from ptxas -v on the H200 sweep's
+/// kernels: wgmma 128 accumulators -> 170 registers, mma_sync 64 accumulators
+/// and 24 fragment registers -> 126.
+constexpr int64_t kRegisterOverhead = 42;
+/// The register file of an SM (and the most a block may use), 32-bit
+/// registers.
+constexpr int64_t kRegistersPerBlock = 65536;
+
+/// Why a block of `threads` threads needing about `perThread` registers each
+/// cannot run, or nullopt. ptxas refuses wgmma whose accumulators do not fit
+/// the per-thread share (C7602); for the other instructions the excess would
+/// spill to local memory.
+std::optional<std::string> registerBudget(int64_t perThread, int64_t threads,
+                                          int64_t maxPerThread) {
+  int64_t share = std::min(maxPerThread, kRegistersPerBlock / threads);
+  if (perThread <= share)
+    return std::nullopt;
+  std::ostringstream os;
+  os << "needs about " << perThread << " registers per thread; " << threads
+     << " threads get at most " << share << " (65536 per block, "
+     << maxPerThread << " per thread)";
+  return os.str();
+}
 
 bool contains(const std::vector<int64_t> &d, int64_t v) {
   return std::find(d.begin(), d.end(), v) != d.end();
@@ -135,11 +160,11 @@ int64_t MatmulSchedule::numWarps() const {
 }
 
 bool MatmulSchedule::operator==(const MatmulSchedule &o) const {
-  return instruction == o.instruction && copy == o.copy &&
-         blockM == o.blockM && blockN == o.blockN && blockK == o.blockK &&
-         warpM == o.warpM && warpN == o.warpN && stages == o.stages &&
-         splitK == o.splitK && swizzle == o.swizzle &&
-         vectorWidth == o.vectorWidth && persistent == o.persistent;
+  return instruction == o.instruction && copy == o.copy && blockM == o.blockM &&
+         blockN == o.blockN && blockK == o.blockK && warpM == o.warpM &&
+         warpN == o.warpN && stages == o.stages && splitK == o.splitK &&
+         swizzle == o.swizzle && vectorWidth == o.vectorWidth &&
+         persistent == o.persistent;
 }
 
 std::string MatmulWorkload::key(const std::string &chip) const {
@@ -174,7 +199,12 @@ int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
 }
 
 int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w) {
-  return ceilDiv(w.m, s.blockM) * ceilDiv(w.n, s.blockN) * s.splitK;
+  // Saturates at INT64_MAX instead of wrapping (workloads of 2^60 elements).
+  __int128 blocks = static_cast<__int128>(ceilDiv(w.m, s.blockM)) *
+                    ceilDiv(w.n, s.blockN) * s.splitK;
+  return blocks > std::numeric_limits<int64_t>::max()
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(blocks);
 }
 
 std::optional<std::string> validate(const MatmulSchedule &s,
@@ -196,7 +226,8 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     const std::vector<int64_t> &domain;
   };
   for (const Domain &d :
-       {Domain{"block_m", s.blockM, kBlockM}, Domain{"block_n", s.blockN, kBlockN},
+       {Domain{"block_m", s.blockM, kBlockM},
+        Domain{"block_n", s.blockN, kBlockN},
         Domain{"block_k", s.blockK, kBlockK}, Domain{"warp_m", s.warpM, kWarpM},
         Domain{"warp_n", s.warpN, kWarpN}, Domain{"stages", s.stages, kStages},
         Domain{"swizzle", s.swizzle, kSwizzle},
@@ -241,8 +272,8 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                  kSimtThreadsN, ": block_m (", s.blockM,
                  ") must be a multiple of ", rows, " and block_n (", s.blockN,
                  ") of ", kSimtThreadsN);
-    bool chunked = (s.blockM / rows) % 4 == 0 &&
-                   (s.blockN / kSimtThreadsN) % 4 == 0;
+    bool chunked =
+        (s.blockM / rows) % 4 == 0 && (s.blockN / kSimtThreadsN) % 4 == 0;
     if (s.vectorWidth == 2 || (s.vectorWidth == 4 && !chunked))
       return cat("ffma stores 1 or 4 elements at a time; 4 needs each "
                  "thread's tile in 4 x 4 chunks (block_m / ",
@@ -251,10 +282,17 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     int64_t perThread = (s.blockM / rows) * (s.blockN / kSimtThreadsN);
     if (perThread > kMaxAccumulators / 2)
       return cat("ffma: each thread would own ", perThread,
-                 " outputs; at most ", kMaxAccumulators / 2, " fit in registers");
+                 " outputs; at most ", kMaxAccumulators / 2,
+                 " fit in registers");
+    if (auto r =
+            registerBudget(perThread + s.blockM / rows +
+                               s.blockN / kSimtThreadsN + kRegisterOverhead,
+                           s.threads(), t.maxRegistersPerThread))
+      return "ffma: " + *r;
     if (smem > t.maxStaticShared)
-      return cat("ffma stages ", smem, " bytes of shared memory; the static "
-                                       "limit is ",
+      return cat("ffma stages ", smem,
+                 " bytes of shared memory; the static "
+                 "limit is ",
                  t.maxStaticShared);
     return std::nullopt;
   }
@@ -269,9 +307,9 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("wgmma: a warpgroup's tile has 64 or 128 rows (one or two "
                  "m64 instructions), got warp_m = ",
                  s.warpM);
-    if (s.blockK != 64)
+    if (s.blockK != 64 && s.blockK != 128)
       return cat("wgmma reads 128-byte swizzled rows of 64 16-bit elements: "
-                 "block_k must be 64, got ",
+                 "block_k must be 64 or 128, got ",
                  s.blockK);
     if (s.copy != CopyEngine::CpAsync || s.stages < 2)
       return std::string("wgmma takes copy = cp_async with stages >= 2");
@@ -289,8 +327,13 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("the warpgroup tile ", s.warpM, "x", s.warpN, " needs ",
                  accumulators, " f32 accumulators per thread; at most ",
                  kMaxAccumulators, " fit in 255 registers");
-    for (auto [name, rows] : {std::pair<const char *, int64_t>{"A", s.blockM},
-                              std::pair<const char *, int64_t>{"B", s.blockN}}) {
+    if (auto r = registerBudget(accumulators + kRegisterOverhead, s.threads(),
+                                t.maxRegistersPerThread))
+      return cat("wgmma with the warpgroup tile ", s.warpM, "x", s.warpN, " ",
+                 *r);
+    for (auto [name, rows] :
+         {std::pair<const char *, int64_t>{"A", s.blockM},
+          std::pair<const char *, int64_t>{"B", s.blockN}}) {
       int64_t chunks = rows * s.blockK / 8;
       if (chunks % s.threads())
         return cat("wgmma: the ", name, " tile has ", chunks,
@@ -315,13 +358,17 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     return cat("the warp tile ", s.warpM, "x", s.warpN,
                " must be made of whole ", kMmaM, "x", kMmaN, " mma tiles");
   if (s.blockK % kMmaK)
-    return cat("block_k (", s.blockK, ") must be a multiple of the mma K step (",
-               kMmaK, ")");
+    return cat("block_k (", s.blockK,
+               ") must be a multiple of the mma K step (", kMmaK, ")");
   int64_t accumulators = s.warpM * s.warpN / 32;
   if (accumulators > kMaxAccumulators)
     return cat("the warp tile ", s.warpM, "x", s.warpN, " needs ", accumulators,
                " f32 accumulators per thread; at most ", kMaxAccumulators,
                " fit beside the fragments in 255 registers");
+  int64_t fragments = (s.warpM / kMmaM) * 4 + (s.warpN / kMmaN) * 2;
+  if (auto r = registerBudget(accumulators + fragments + kRegisterOverhead,
+                              s.threads(), t.maxRegistersPerThread))
+    return cat("mma_sync with the warp tile ", s.warpM, "x", s.warpN, " ", *r);
   if (s.copy == CopyEngine::Sync && s.stages != 1)
     return cat("stages = ", s.stages,
                " needs asynchronous copies (copy = cp_async); copy = sync "
@@ -338,8 +385,9 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     if (w.k % 8)
       return cat("copy = cp_async moves 16-byte chunks of 8 elements: K (", w.k,
                  ") must be a multiple of 8; use copy = sync");
-    for (auto [name, rows] : {std::pair<const char *, int64_t>{"A", s.blockM},
-                              std::pair<const char *, int64_t>{"B", s.blockN}}) {
+    for (auto [name, rows] :
+         {std::pair<const char *, int64_t>{"A", s.blockM},
+          std::pair<const char *, int64_t>{"B", s.blockN}}) {
       int64_t chunks = rows * s.blockK / 8;
       if (chunks % s.threads())
         return cat("copy = cp_async: the ", name, " tile has ", chunks,
@@ -439,10 +487,13 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.swizzle = 8;
     }
   }
+  // Targets with less shared memory (99 KB on sm_86/sm_89): fewer stages.
+  while (validate(s, w, t) && s.copy == CopyEngine::CpAsync && s.stages > 2)
+    --s.stages;
   if (!validate(s, w, t))
     return s;
-  // Not reached for the rules above (every workload accepts them); kept so
-  // that a future rule that does not fit falls back to SIMT.
+  // Not reached for the rules above on the supported chips; kept so that a
+  // rule that does not fit falls back to SIMT, which every workload accepts.
   MatmulWorkload f32 = w;
   f32.a = f32.b = DType::F32;
   return defaultSchedule(f32, t);
@@ -520,8 +571,9 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
                  {"max_static_shared", t.maxStaticShared},
                  {"max_threads_per_block", t.maxThreadsPerBlock}};
   j["domains"] = domains();
-  j["derived"] = {{"num_warps", "(block_m / warp_m) * (block_n / warp_n), "
-                                "times 4 for wgmma (a warpgroup per warp tile)"}};
+  j["derived"] = {{"num_warps",
+                   "(block_m / warp_m) * (block_n / warp_n), "
+                   "times 4 for wgmma (a warpgroup per warp tile)"}};
   j["constraints"] = json::array({
       "block_m % warp_m == 0 and block_n % warp_n == 0",
       "32 * num_warps <= max_threads_per_block",
@@ -542,7 +594,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "ffma: shared bytes = block_k * (block_m + block_n) * sizeof(dtype) <= "
       "max_static_shared",
       "wgmma: sm_90a; A and B both f16 or both bf16; warp_m in {64, 128}; "
-      "block_k == 64; copy = cp_async, stages >= 2; A and B contiguous along "
+      "block_k in {64, 128}; copy = cp_async, stages >= 2; A and B contiguous "
+      "along "
       "K, K % 8 == 0",
       "wgmma: (warp_m / 64) * warp_n / 2 <= 128 accumulators per thread; "
       "block_m * 8 and block_n * 8 multiples of 32 * num_warps",
@@ -594,15 +647,15 @@ json toJSON(const MatmulSchedule &s) {
 
 bool isParameterName(const std::string &key) {
   static const char *names[] = {
-      "instruction", "copy",    "block_m", "block_n",      "block_k",
-      "warp_m",      "warp_n",  "stages",  "split_k",      "swizzle",
+      "instruction",  "copy",       "block_m",  "block_n", "block_k",
+      "warp_m",       "warp_n",     "stages",   "split_k", "swizzle",
       "vector_width", "persistent", "num_warps"};
   return std::any_of(std::begin(names), std::end(names),
                      [&](const char *n) { return key == n; });
 }
 
-std::optional<MatmulSchedule> fromJSON(const json &j, const MatmulSchedule &base,
-                                       std::string &error) {
+std::optional<MatmulSchedule>
+fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
   if (!j.is_object()) {
     error = "a schedule must be a JSON object";
     return std::nullopt;
@@ -681,11 +734,17 @@ std::optional<MatmulSchedule> fromJSON(const json &j, const MatmulSchedule &base
     else if (key == "vector_width")
       s.vectorWidth = x;
   }
-  if (j.contains("num_warps") && j["num_warps"].get<int64_t>() != s.numWarps()) {
-    error = cat("'num_warps' (", j["num_warps"].get<int64_t>(),
+  if (j.contains("num_warps") &&
+      (!j["num_warps"].is_number_integer() ||
+       j["num_warps"].get<int64_t>() != s.numWarps() ||
+       (j["num_warps"].is_number_unsigned() &&
+        j["num_warps"].get<uint64_t>() > uint64_t(1) << 20))) {
+    error = cat("'num_warps' (", j["num_warps"].dump(),
                 ") disagrees with the warp grid (block_m / warp_m) * (block_n "
-                "/ warp_n) = ",
-                s.numWarps());
+                "/ warp_n)",
+                s.instruction == Instruction::Wgmma ? " * 4 (wgmma: warpgroups)"
+                                                    : "",
+                " = ", s.numWarps());
     return std::nullopt;
   }
   return s;

@@ -1,7 +1,7 @@
 //===- Manifest.cpp - PTX extraction and the launch manifest --------------===//
 
-#include "kopt/Target/PTX.h"
 #include "kopt/Dialect/Kopt/KoptDialect.h"
+#include "kopt/Target/PTX.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -235,7 +235,8 @@ kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
         shared = *c;
       }
       kernel["dynamic_shared_bytes"] = shared;
-      if (auto sched = launch->getAttrOfType<kopt::ScheduleAttr>("kopt.schedule"))
+      if (auto sched =
+              launch->getAttrOfType<kopt::ScheduleAttr>("kopt.schedule"))
         kernel["schedule"] = kopt::schedule::toJSON(sched.getSchedule());
       kernels.push_back(kernel);
       launches.push_back({{"kernel", kernel["name"]}, {"args", launchArgs}});

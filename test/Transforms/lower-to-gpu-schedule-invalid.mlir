@@ -25,3 +25,15 @@ func.func @cp_async_row_major_b(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) ->
   return %0 : tensor<64x64xf16>
 }
 // CHIP: error: kopt-lower-to-gpu: unknown chip 'sm_75'
+
+// -----
+
+func.func @schedule_on_elementwise(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'kopt.kernel' op has a schedule, but only matmul kernels take schedules (its class: elementwise)}}
+  %0 = kopt.kernel "relu_0" ins(%a : tensor<64xf32>) -> tensor<64xf32> attributes {schedule = #kopt.schedule<instruction = ffma, copy = sync, block_m = 64, block_n = 64, block_k = 16, warp_m = 32, warp_n = 16, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, source = {attrs = {}, name = "relu", params = ["input", "result"]}} {
+  ^bb0(%x: tensor<64xf32>):
+    %1 = kopt.relu %x : tensor<64xf32>
+    kopt.yield %1 : tensor<64xf32>
+  }
+  return %0 : tensor<64xf32>
+}

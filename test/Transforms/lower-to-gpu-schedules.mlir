@@ -93,8 +93,8 @@
 // WGMMA-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // WGMMA-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // WGMMA-SAME:      dynamic_shared_memory_size %c196608_i32
-// WGMMA:         memref.view {{.*}} to memref<4x128x64xbf16, 3>
-// WGMMA:         memref.view {{.*}} to memref<4x256x64xbf16, 3>
+// WGMMA:         memref.view {{.*}} to memref<4x1x128x64xbf16, 3>
+// WGMMA:         memref.view {{.*}} to memref<4x1x256x64xbf16, 3>
 // WGMMA:         memref.extract_aligned_pointer_as_index
 // Chunk c of row r goes to chunk c ^ (r % 8).
 // WGMMA:         arith.xori

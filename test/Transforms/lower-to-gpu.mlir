@@ -319,10 +319,10 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem : memref<0xi8, 3>
-// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x64x64xbf16, 3>
-// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c40960{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x32x64xbf16, 3>
+// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x1x64x64xbf16, 3>
+// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c40960{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x1x32x64xbf16, 3>
 // Prologue: tiles 0 to 3 in flight, 16-byte copies zero-filled outside the bounds.
-// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<5x64x64xbf16, 3>
+// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<5x1x64x64xbf16, 3>
 // CHECK:         nvgpu.device_async_copy %[[B]]
 // CHECK-COUNT-4: nvgpu.device_async_create_group
 // K loop over 4096 / 64 = 64 tiles; 16 f32 accumulators per thread in one struct.
@@ -501,8 +501,8 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(
 // CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
-// CHECK:         memref.view {{.*}} to memref<5x64x64xbf16, 3>
-// CHECK:         memref.view {{.*}} to memref<5x32x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<5x1x64x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<5x1x32x64xbf16, 3>
 // 16 f32 accumulators per thread.
 // CHECK:         scf.for {{.*}} -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
 // CHECK-COUNT-4:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>

@@ -22,6 +22,13 @@
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma.json" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-num-warps.json" 2>&1 | FileCheck %s --check-prefix=NUMWARPS
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-entry-null.json" 2>&1 | FileCheck %s --check-prefix=ENTRYNULL
+// kopt-opt's shorthands need the pipeline, and must not contradict its option.
+// RUN: not kopt-opt %s --kopt-fuse --kopt-schedule=%S/Inputs/schedule-partial.json 2>&1 | FileCheck %s --check-prefix=NOPIPE
+// RUN: not kopt-opt %s --kopt-to-ptx="schedule=%S/Inputs/schedule-partial.json" --kopt-schedule=%S/Inputs/schedule-ffma.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=TWOFILES
+// A 100000-deep JSON file is an error, not a crash.
+// RUN: %python -c "print('{\"a\":' * 100000 + '1' + '}' * 100000)" > %t.deep.json
+// RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%t.deep.json" 2>&1 | FileCheck %s --check-prefix=DEEP
 // On sm_86 (99 KB of shared memory per block) a schedule that fits sm_90a does not.
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="chip=sm_86 schedule=%S/Inputs/schedule-too-much-smem.json" 2>&1 | FileCheck %s --check-prefix=SM86
 
@@ -85,8 +92,12 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // MIXED:    error: the schedule file '{{.*}}' mixes schedule parameters with kernel entries
 // NOKERNEL: error: the schedule file '{{.*}}' has an entry 'matmul_7' that names no matmul kernel of the module
 // NOTMATMUL: error: 'kopt.kernel' op is named in the schedule file '{{.*}}' but computes no matmul
-// SMEM:     error: 'kopt.kernel' op schedule is invalid for matmul/4096x4096x4096/bf16,bf16->bf16/ak,bk/sm_90a: 5 stages of 256x64 and 256x64 tiles need 368640 bytes of shared memory; sm_90a allows 232448 per block
-// WGMMA:    error: 'kopt.kernel' op schedule is invalid for {{.*}}: wgmma reads 128-byte swizzled rows of 64 16-bit elements: block_k must be 64, got 32
+// SMEM:     error: 'kopt.kernel' op schedule is invalid for matmul/4096x4096x4096/bf16,bf16->bf16/ak,bk/sm_90a: 5 stages of 256x64 and 128x64 tiles need 276480 bytes of shared memory; sm_90a allows 232448 per block
+// WGMMA:    error: 'kopt.kernel' op schedule is invalid for {{.*}}: wgmma reads 128-byte swizzled rows of 64 16-bit elements: block_k must be 64 or 128, got 32
 // NUMWARPS: error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'num_warps' (4) disagrees with the warp grid (block_m / warp_m) * (block_n / warp_n) = 8
 // CHIP:     error: kopt-select-schedule: unknown chip 'sm_75'
+// ENTRYNULL: error: the schedule file '{{.*}}schedule-entry-null.json': entry 'matmul_0' must be a schedule object, got null
+// NOPIPE:   kopt-opt: error: --kopt-schedule and --kopt-print-space apply to the --kopt-to-ptx pipeline
+// TWOFILES: kopt-opt: error: --kopt-schedule={{.*}}schedule-ffma.json and --kopt-to-ptx="schedule={{.*}}schedule-partial.json" name different schedule files
+// DEEP:     error: the schedule file '{{.*}}' has an entry 'a' that names no matmul kernel
 // SM86:     error: 'kopt.kernel' op schedule is invalid for {{.*}}/sm_86: {{.*}} sm_86 allows 101376 per block

@@ -21,7 +21,8 @@ MatmulWorkload linear(int64_t m, int64_t n, int64_t k, DType dt = DType::BF16) {
 Target h200() { return *Target::forChip("sm_90a"); }
 
 TEST(Schedule, DefaultIsValidForEveryWorkloadShape) {
-  const int64_t sizes[] = {1, 2, 7, 15, 16, 17, 63, 64, 65, 100, 4093, 4096, 4097};
+  const int64_t sizes[] = {1,  2,  7,   15,   16,   17,  63,
+                           64, 65, 100, 4093, 4096, 4097};
   for (DType dt : {DType::F32, DType::F16, DType::BF16})
     for (bool aK : {true, false})
       for (bool bK : {true, false})
@@ -62,33 +63,55 @@ TEST(Schedule, ValidateNamesTheReason) {
     std::optional<std::string> r = validate(t, w, h200());
     return r ? *r : std::string("valid");
   };
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.copy = CopyEngine::TMA; })
-                .find("not implemented"),
-            std::string::npos);
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.instruction = Instruction::Wgmma; })
-                .find("block_k must be 64"),
-            std::string::npos);
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.blockM = 48; })
-                .find("block_m = 48 is not in its domain"),
-            std::string::npos);
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.warpM = 128; t.blockM = 64; })
-                .find("multiple of warp_m"),
-            std::string::npos);
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.blockK = 8; })
-                .find("mma K step"),
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.copy = CopyEngine::TMA;
+            }).find("not implemented"),
             std::string::npos);
   EXPECT_NE(reason([](MatmulSchedule &t) {
-              t.blockM = t.blockN = 256;
+              t.instruction = Instruction::Wgmma;
+            }).find("block_k must be 64 or 128"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.blockM = 48;
+            }).find("block_m = 48 is not in its domain"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.warpM = 128;
+              t.blockM = 64;
+            }).find("multiple of warp_m"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.blockK = 8; }).find("mma K step"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.blockM = 256, t.blockN = 128;
               t.warpM = t.warpN = 64;
               t.blockK = 64;
               t.stages = 5;
             }).find("bytes of shared memory"),
             std::string::npos);
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.stages = 1; })
-                .find("cp_async needs stages >= 2"),
+  // 512 threads get 128 registers each: 128 accumulators do not fit.
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.blockM = t.blockN = 256;
+              t.warpM = t.warpN = 64;
+              t.blockK = 64;
+              t.stages = 2;
+            }).find("registers per thread; 512 threads get at most 128"),
             std::string::npos);
-  EXPECT_NE(reason([](MatmulSchedule &t) { t.copy = CopyEngine::Sync; })
-                .find("copy = sync takes stages = 1"),
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.instruction = Instruction::Wgmma;
+              t.blockM = 256, t.blockN = 256;
+              t.warpM = 64, t.warpN = 256;
+              t.blockK = 64;
+              t.stages = 3;
+            }).find("registers per thread"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.stages = 1;
+            }).find("cp_async needs stages >= 2"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.copy = CopyEngine::Sync;
+            }).find("copy = sync takes stages = 1"),
             std::string::npos);
   MatmulWorkload odd = linear(4097, 4095, 4093);
   MatmulSchedule v = s;
@@ -111,6 +134,10 @@ TEST(Schedule, SharedMemoryLimitFollowsTheChip) {
   EXPECT_NE(validate(s, w, *Target::forChip("sm_80")), std::nullopt);
   EXPECT_NE(validate(s, w, *Target::forChip("sm_86")), std::nullopt);
   EXPECT_FALSE(Target::forChip("sm_75").has_value());
+  // The default fits the smaller shared memory of sm_86 with tensor cores.
+  MatmulSchedule d = defaultSchedule(w, *Target::forChip("sm_86"));
+  EXPECT_EQ(d.instruction, Instruction::MmaSync);
+  EXPECT_EQ(validate(d, w, *Target::forChip("sm_86")), std::nullopt);
 }
 
 TEST(Schedule, Wgmma) {
@@ -150,8 +177,7 @@ TEST(Schedule, JsonRoundTrip) {
 TEST(Schedule, JsonPartialAndErrors) {
   MatmulSchedule base;
   std::string error;
-  std::optional<MatmulSchedule> s =
-      fromJSON(json{{"stages", 4}}, base, error);
+  std::optional<MatmulSchedule> s = fromJSON(json{{"stages", 4}}, base, error);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->stages, 4);
   EXPECT_EQ(s->blockM, base.blockM);
@@ -193,9 +219,22 @@ TEST(Schedule, SamplingIsDeterministicAndValidPointsValidate) {
     EXPECT_NE(s.copy, CopyEngine::CpAsync);
 }
 
+TEST(Schedule, HugeGridsDoNotWrap) {
+  MatmulWorkload w = linear(int64_t(1) << 36, int64_t(1) << 36, 16, DType::F16);
+  MatmulSchedule s;
+  s.instruction = Instruction::MmaSync;
+  s.copy = CopyEngine::CpAsync;
+  s.blockM = s.blockN = 16, s.warpM = 16, s.warpN = 16, s.blockK = 16;
+  s.stages = 2;
+  std::optional<std::string> r = validate(s, w, h200());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NE(r->find("the grid of"), std::string::npos);
+}
+
 TEST(Schedule, WorkloadKey) {
   MatmulWorkload w = linear(16, 4096, 14336);
-  EXPECT_EQ(w.key("sm_90a"), "matmul/16x4096x14336/bf16,bf16->bf16/ak,bk/sm_90a");
+  EXPECT_EQ(w.key("sm_90a"),
+            "matmul/16x4096x14336/bf16,bf16->bf16/ak,bk/sm_90a");
   w.bKContiguous = false;
   w.c = DType::F32;
   EXPECT_EQ(w.key("sm_90"), "matmul/16x4096x14336/bf16,bf16->f32/ak,bn/sm_90");
@@ -206,8 +245,8 @@ TEST(Schedule, SpaceJson) {
   EXPECT_EQ(space["class"], "matmul");
   EXPECT_GT(space["valid_points"].get<int64_t>(), 1000);
   EXPECT_EQ(space["domains"]["stages"], json({1, 2, 3, 4, 5}));
-  EXPECT_EQ(space["default"], toJSON(defaultSchedule(linear(4096, 4096, 4096),
-                                                     h200())));
+  EXPECT_EQ(space["default"],
+            toJSON(defaultSchedule(linear(4096, 4096, 4096), h200())));
 }
 
 } // namespace

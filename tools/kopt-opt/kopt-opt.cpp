@@ -23,6 +23,9 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 static llvm::cl::opt<std::string> scheduleFile(
     "kopt-schedule",
@@ -35,10 +38,41 @@ static llvm::cl::opt<bool> printSpace(
                    "space as JSON to stdout"),
     llvm::cl::init(false));
 
+/// `--kopt-schedule` and `--kopt-print-space` configure the kopt-to-ptx
+/// pipeline; without it they would be ignored silently, so refuse that.
+static bool scheduleFlagsWithoutPipeline(int argc, char **argv) {
+  bool flags = false, pipeline = false;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    a = a.ltrim('-');
+    if (a.starts_with("kopt-schedule") || a.starts_with("kopt-print-space"))
+      flags = true;
+    if (a.starts_with("kopt-to-ptx") ||
+        (a.starts_with("pass-pipeline") && a.contains("kopt-to-ptx")))
+      pipeline = true;
+  }
+  return flags && !pipeline;
+}
+
 int main(int argc, char **argv) {
+  if (scheduleFlagsWithoutPipeline(argc, argv)) {
+    llvm::errs() << "kopt-opt: error: --kopt-schedule and --kopt-print-space "
+                    "apply to the --kopt-to-ptx pipeline; with separate "
+                    "passes use --kopt-select-schedule=\"schedule=FILE "
+                    "print-space\"\n";
+    return 2;
+  }
   mlir::registerAllPasses();
   kopt::registerKoptPasses();
   kopt::registerKoptToPTXPipeline([](kopt::KoptToPTXOptions &opts) {
+    if (!scheduleFile.empty() && !opts.schedule.empty() &&
+        opts.schedule != scheduleFile) {
+      // Both name a file: refuse rather than pick one silently.
+      llvm::errs() << "kopt-opt: error: --kopt-schedule=" << scheduleFile
+                   << " and --kopt-to-ptx=\"schedule=" << opts.schedule
+                   << "\" name different schedule files\n";
+      std::exit(2);
+    }
     if (opts.schedule.empty())
       opts.schedule = scheduleFile;
     opts.printSpace = opts.printSpace || printSpace;

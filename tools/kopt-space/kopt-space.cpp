@@ -21,38 +21,45 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdio>
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 using namespace kopt::schedule;
 using nlohmann::json;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory category("kopt-space options");
+
 static cl::opt<std::string>
     shapeOpt("shape", cl::desc("M x N x K of C[M, N] = A[M, K] B[K, N]"),
-             cl::value_desc("MxNxK"), cl::Required);
+             cl::cat(category), cl::value_desc("MxNxK"), cl::Required);
 static cl::opt<std::string> dtypeOpt("dtype",
                                      cl::desc("operand dtype: f32, f16, bf16"),
-                                     cl::init("bf16"));
+                                     cl::cat(category), cl::init("bf16"));
 static cl::opt<std::string>
     outDtypeOpt("out-dtype", cl::desc("result dtype (default: --dtype)"),
-                cl::init(""));
-static cl::opt<bool> transposeA("transpose-a",
-                                cl::desc("A is stored [K, M]"));
+                cl::cat(category), cl::init(""));
+static cl::opt<bool> transposeA("transpose-a", cl::desc("A is stored [K, M]"),
+                                cl::cat(category));
 static cl::opt<bool>
-    transposeB("transpose-b", cl::desc("B is stored [N, K] (a Linear weight)"));
+    transposeB("transpose-b", cl::desc("B is stored [N, K] (a Linear weight)"),
+               cl::cat(category));
 static cl::opt<std::string> chipOpt("chip", cl::desc("target GPU"),
-                                    cl::init("sm_90a"));
+                                    cl::cat(category), cl::init("sm_90a"));
 static cl::opt<bool> printDefault("default",
-                                  cl::desc("print the default schedule"));
+                                  cl::desc("print the default schedule"),
+                                  cl::cat(category));
 static cl::opt<std::string> checkFile("check",
                                       cl::desc("validate the schedule in FILE"),
-                                      cl::value_desc("file"), cl::init(""));
+                                      cl::cat(category), cl::value_desc("file"),
+                                      cl::init(""));
 static cl::opt<unsigned> sampleCount("sample",
                                      cl::desc("draw N points from the domains"),
-                                     cl::init(0));
+                                     cl::cat(category), cl::init(0));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("random seed of --sample"),
-                                 cl::init(0));
-static cl::opt<bool> printValid("valid", cl::desc("print every valid point"));
+                                 cl::cat(category), cl::init(0));
+static cl::opt<bool> printValid("valid", cl::desc("print every valid point"),
+                                cl::cat(category));
 
 static int fail(const std::string &msg) {
   llvm::errs() << "kopt-space: error: " << msg << "\n";
@@ -60,17 +67,27 @@ static int fail(const std::string &msg) {
 }
 
 int main(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv,
-                              "kopt matmul schedule spaces (docs/schedules.md)\n");
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "kopt matmul schedule spaces (docs/schedules.md)\n",
+          &llvm::errs()))
+    return 2;
   MatmulWorkload w;
-  long long m, n, k;
-  char tail;
-  if (std::sscanf(shapeOpt.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) !=
-          3 ||
-      m <= 0 || n <= 0 || k <= 0)
-    return fail("--shape must be MxNxK with positive sizes, got '" + shapeOpt +
-                "'");
-  w.m = m, w.n = n, w.k = k;
+  // Sizes up to 2^40 (no GPU holds a larger dimension of 16-bit elements).
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  llvm::StringRef(shapeOpt).split(parts, 'x');
+  int64_t dims[3];
+  bool shapeOk = parts.size() == 3;
+  for (unsigned i = 0; shapeOk && i < 3; ++i)
+    shapeOk = !parts[i].getAsInteger(10, dims[i]) && dims[i] > 0 &&
+              dims[i] <= (int64_t(1) << 40);
+  if (!shapeOk)
+    return fail("--shape must be MxNxK with sizes from 1 to 2^40, got '" +
+                shapeOpt + "'");
+  w.m = dims[0], w.n = dims[1], w.k = dims[2];
+  if (sampleCount.getNumOccurrences() &&
+      (sampleCount == 0 || sampleCount > 1000000))
+    return fail("--sample takes 1 to 1000000 points");
   std::optional<DType> a = parseDType(dtypeOpt);
   std::optional<DType> c =
       parseDType(outDtypeOpt.empty() ? dtypeOpt : outDtypeOpt);
@@ -94,7 +111,8 @@ int main(int argc, char **argv) {
     if (j.is_discarded())
       return fail("'" + checkFile + "' is not JSON");
     std::string error;
-    std::optional<MatmulSchedule> s = fromJSON(j, defaultSchedule(w, *t), error);
+    std::optional<MatmulSchedule> s =
+        fromJSON(j, defaultSchedule(w, *t), error);
     if (!s)
       return fail(checkFile + ": " + error);
     std::optional<std::string> reason = validate(*s, w, *t);
@@ -108,7 +126,7 @@ int main(int argc, char **argv) {
     llvm::outs() << toJSON(defaultSchedule(w, *t)).dump(2) << "\n";
     return 0;
   }
-  if (sampleCount) {
+  if (sampleCount.getNumOccurrences()) {
     std::mt19937_64 rng(seedOpt);
     json out = json::array();
     for (unsigned i = 0; i < sampleCount; ++i) {

@@ -1,4 +1,5 @@
-//===- Schedule.h - matmul schedules, their space and the heuristic -*- C++ -*-===//
+//===- Schedule.h - matmul schedules, their space and the heuristic -*- C++
+//-*-===//
 //
 // A schedule says *how* a kernel computes, never *what*: tile shapes, warps,
 // pipeline stages, the tensor-core instruction, the copy engine. It is plain
@@ -70,7 +71,7 @@ struct MatmulSchedule {
   /// Slices of K computed by separate blocks (1: none).
   int64_t splitK = 1;
   /// Grouped rasterization: block tiles are visited in groups of `swizzle`
-  /// tile rows, N fastest within a group, for L2 reuse (1: row-major order).
+  /// tile rows, M fastest within a group, for L2 reuse (1: row-major order).
   int64_t swizzle = 1;
   /// Output elements per store in the epilogue.
   int64_t vectorWidth = 1;

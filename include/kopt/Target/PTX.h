@@ -52,9 +52,10 @@ std::string resolveCudaPath(llvm::StringRef explicitPath);
 /// define, e.g. libdevice's `__nv_expf` when libdevice was not linked.
 llvm::SmallVector<std::string> unresolvedFunctions(llvm::StringRef ptx);
 
-/// kopt-check-target, kopt-fuse, kopt-select-schedule, kopt-lower-to-linalg, kopt-lower-to-gpu, the upstream NVVM
-/// lowering of the gpu.module, nvvm-attach-target,
-/// gpu-module-to-binary{format=isa} and kopt-emit-ptx (when `output` is set).
+/// kopt-check-target, kopt-fuse, kopt-select-schedule, kopt-lower-to-linalg,
+/// kopt-lower-to-gpu, the upstream NVVM lowering of the gpu.module,
+/// nvvm-attach-target, gpu-module-to-binary{format=isa} and kopt-emit-ptx (when
+/// `output` is set).
 void buildKoptToPTXPipeline(mlir::OpPassManager &pm,
                             const KoptToPTXOptions &opts);
 

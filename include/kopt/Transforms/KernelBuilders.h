@@ -63,9 +63,9 @@ mlir::FailureOr<LaunchConfig> buildRowKernel(KernelOp kernel,
                                              mlir::gpu::GPUFuncOp func);
 /// Applies the kernel's `schedule` attribute (the default heuristic's schedule
 /// when it has none) after checking it with schedule::validate.
-mlir::FailureOr<LaunchConfig>
-buildMatmulKernel(KernelOp kernel, mlir::gpu::GPUFuncOp func,
-                  const schedule::Target &target);
+mlir::FailureOr<LaunchConfig> buildMatmulKernel(KernelOp kernel,
+                                                mlir::gpu::GPUFuncOp func,
+                                                const schedule::Target &target);
 
 } // namespace kopt
 
