@@ -406,9 +406,10 @@ std::optional<std::string> validate(const MatmulSchedule &s,
 MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
   // The rules below come from the schedule sweeps on the H200 (bench/results/
   // 2026-11-29-schedule-sweep-h200: 1252 schedules over the suite's 29 GEMM
-  // shapes; 2026-11-29-schedule-sweep2-h200: the f32 and small-grid shapes
-  // again after the SIMT and small-grid changes); docs/schedules.md lists them
-  // with the measured gaps to the best.
+  // shapes; -sweep2-h200: the f32 and small-grid shapes after the SIMT and
+  // small-grid changes; -sweep3-h200 and -sweep4-h200: block_k = 128 for
+  // decode and small grids); docs/schedules.md lists them with the measured
+  // gaps to the best.
   MatmulSchedule s;
   s.splitK = 1;
   s.persistent = false;
@@ -448,10 +449,19 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 256;
       s.stages = 4;
       s.swizzle = 8;
+    } else if (w.n <= 8192) {
+      // Decode and small grids, N <= 8192: one warpgroup of 64 rows, K step
+      // 128, five stages; 64 x 32 tiles unless that makes more than 160
+      // blocks, then 64 x 64.
+      int64_t bn = ceilDiv(w.m, 64) * ceilDiv(w.n, 32) <= 160 ? 32 : 64;
+      s.blockM = 64, s.blockN = bn, s.warpM = 64, s.warpN = bn;
+      s.blockK = 128;
+      s.stages = 5;
+      s.swizzle = 1;
     } else {
-      // Decode and small grids: one warpgroup of 64 rows, five stages, the
-      // widest N tile that still spreads the weights over the SMs.
-      int64_t bn = w.n <= 8192 ? 32 : w.n <= 16384 ? 64 : 128;
+      // Decode with wide weights: K step 64, five stages, N tile 64 up to
+      // N = 16384, 128 above.
+      int64_t bn = w.n <= 16384 ? 64 : 128;
       s.blockM = 64, s.blockN = bn, s.warpM = 64, s.warpN = bn;
       s.stages = 5;
       s.swizzle = w.m >= 512 ? 8 : 1;
