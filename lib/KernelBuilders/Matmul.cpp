@@ -322,6 +322,48 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
   return tokens;
 }
 
+/// Issues the cp.async copies of K tile `kTile` of both operands into stage
+/// kTile % stages and commits them as one group; returns the group's token.
+static FailureOr<Value> issueStage(OpBuilder &b, Location loc,
+                                   linalg::GenericOp mm, const StageSpec &a,
+                                   const StageSpec &bs, Value kTile,
+                                   int64_t stages, Value m0, Value n0,
+                                   Value tid, int64_t threads) {
+  Value stage =
+      arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, stages));
+  Value kBase =
+      arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, a.tileK));
+  FailureOr<SmallVector<Value>> ta =
+      issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, threads);
+  FailureOr<SmallVector<Value>> tb =
+      issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, threads);
+  if (failed(ta) || failed(tb))
+    return failure();
+  SmallVector<Value> tokens(*ta);
+  tokens.append(tb->begin(), tb->end());
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
+      .getResult();
+}
+
+/// The prologue of a `stages`-deep cp.async ring: tiles 0 ... stages - 2 in
+/// flight. Returns the last group's token.
+static FailureOr<Value> issuePrologue(OpBuilder &b, Location loc,
+                                      linalg::GenericOp mm, const StageSpec &a,
+                                      const StageSpec &bs, int64_t stages,
+                                      Value m0, Value n0, Value tid,
+                                      int64_t threads) {
+  Value last;
+  for (int64_t i = 0; i + 1 < stages; ++i) {
+    FailureOr<Value> g = issueStage(b, loc, mm, a, bs, indexConst(b, loc, i),
+                                    stages, m0, n0, tid, threads);
+    if (failed(g))
+      return failure();
+    last = *g;
+  }
+  return last;
+}
+
 /// The 1-D tile grid and this block's tile origin (m0, n0). With swizzle G > 1
 /// the tiles are visited in groups of G tile rows, M fastest within a group
 /// (grouped rasterization: blocks running together share rows of A and
@@ -712,27 +754,12 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   const int64_t kAccs = kMI * kNI * 4;
   SmallVector<Value> accInit(kAccs, zero);
-  auto issueGroup = [&](Value kTile) -> FailureOr<Value> {
-    Value stage =
-        arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, kStages));
-    Value kBase = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
-    FailureOr<SmallVector<Value>> ta =
-        issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, kThreads);
-    FailureOr<SmallVector<Value>> tb =
-        issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, kThreads);
-    if (failed(ta) || failed(tb))
-      return failure();
-    SmallVector<Value> tokens(*ta);
-    tokens.append(tb->begin(), tb->end());
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-               b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
-        .getResult();
+  auto issueGroup = [&](Value kTile) {
+    return issueStage(b, loc, mm, a, bs, kTile, kStages, m0, n0, tid, kThreads);
   };
-  // Prologue: tiles 0 ... stages - 2 in flight.
-  if (pipelined)
-    for (int64_t i = 0; i + 1 < kStages; ++i)
-      if (failed(issueGroup(indexConst(b, loc, i))))
-        return failure();
+  if (pipelined &&
+      failed(issuePrologue(b, loc, mm, a, bs, kStages, m0, n0, tid, kThreads)))
+    return failure();
   auto kLoop =
       scf::ForOp::create(b, loc, indexConst(b, loc, 0),
                          indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
@@ -958,30 +985,14 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     accInit.push_back(acc);
   }
 
-  auto issueGroup = [&](Value kTile) -> FailureOr<Value> {
-    Value stage =
-        arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, kStages));
-    Value kBase = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
-    FailureOr<SmallVector<Value>> ta =
-        issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, kThreads);
-    FailureOr<SmallVector<Value>> tb =
-        issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, kThreads);
-    if (failed(ta) || failed(tb))
-      return failure();
-    SmallVector<Value> tokens(*ta);
-    tokens.append(tb->begin(), tb->end());
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-               b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens)
-        .getResult();
+  auto issueGroup = [&](Value kTile) {
+    return issueStage(b, loc, mm, a, bs, kTile, kStages, m0, n0, tid, kThreads);
   };
-  // Prologue: tiles 0 ... stages - 2 in flight.
-  Value lastGroup;
-  for (int64_t i = 0; i + 1 < kStages; ++i) {
-    FailureOr<Value> g = issueGroup(indexConst(b, loc, i));
-    if (failed(g))
-      return failure();
-    lastGroup = *g;
-  }
+  FailureOr<Value> prologue =
+      issuePrologue(b, loc, mm, a, bs, kStages, m0, n0, tid, kThreads);
+  if (failed(prologue))
+    return failure();
+  Value lastGroup = *prologue;
 
   // Iteration kt: wait for tile kt's copies, issue its wgmma, wait until
   // only they are pending (tile kt - 1's are done in every warpgroup once all
