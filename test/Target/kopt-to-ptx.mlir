@@ -72,9 +72,10 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
 // PTX-NEXT:  )
 // The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: one
-// warpgroup per 64 x 32 tile, five stages of 128-byte swizzled [64][64] (A) and
-// [32][64] (B) bf16 tiles filled by cp.async (61440 bytes of the module's dynamic
-// shared memory, passed at launch: see the manifest), wgmma m64n32k16.
+// warpgroup per 64 x 32 tile, K step 128, five stages of two 128-byte swizzled
+// [64][64] (A) and [32][64] (B) bf16 sub-tiles filled by cp.async (122880 bytes of
+// the module's dynamic shared memory, passed at launch: see the manifest), wgmma
+// m64n32k16.
 // PTX-NEXT:  .maxntid 128, 1, 1
 // PTX:         cp.async.cg.shared.global
 // PTX:         cp.async.wait_group 3;
@@ -193,7 +194,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=61440
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=122880
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]

@@ -305,31 +305,31 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 
 // bf16 operands on sm_90a, both contiguous along K: the default schedule is wgmma.
 // M = 100 gives too few 128 x 256 tiles (1 x 4), so one warpgroup of 64 x 32
-// (m64n32k16, N <= 8192) per block and five cp.async stages: ceil(100 / 64) *
-// ceil(1000 / 32) = 2 * 32 = 64 blocks of 128 threads, 5 * (64 + 32) * 64 * 2 =
-// 61440 bytes.
+// (m64n32k16, N <= 8192) per block, K step 128 and five cp.async stages:
+// ceil(100 / 64) * ceil(1000 / 32) = 2 * 32 = 64 blocks of 128 threads,
+// 5 * (64 + 32) * 128 * 2 = 122880 bytes.
 // (lower-to-gpu-schedules.mlir tests the mma_sync and ffma schedules.)
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      dynamic_shared_memory_size %c61440_i32
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 64, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// CHECK-SAME:      dynamic_shared_memory_size %c122880_i32
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
 // CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem : memref<0xi8, 3>
-// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x1x64x64xbf16, 3>
-// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c40960{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x1x32x64xbf16, 3>
+// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x64x64xbf16, 3>
+// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c81920{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x32x64xbf16, 3>
 // Prologue: tiles 0 to 3 in flight, 16-byte copies zero-filled outside the bounds.
-// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<5x1x64x64xbf16, 3>
+// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<5x2x64x64xbf16, 3>
 // CHECK:         nvgpu.device_async_copy %[[B]]
 // CHECK-COUNT-4: nvgpu.device_async_create_group
-// K loop over 4096 / 64 = 64 tiles; 16 f32 accumulators per thread in one struct.
-// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c64{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args(%{{.*}}) -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
+// K loop over 4096 / 128 = 32 tiles; 16 f32 accumulators per thread in one struct.
+// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c32{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args(%{{.*}}) -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
 // CHECK:           nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
 // CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
-// CHECK-COUNT-3:   nvvm.wgmma.mma_async
+// CHECK-COUNT-7:   nvvm.wgmma.mma_async
 // CHECK-NOT:       nvvm.wgmma.mma_async
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
@@ -501,11 +501,11 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(
 // CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
-// CHECK:         memref.view {{.*}} to memref<5x1x64x64xbf16, 3>
-// CHECK:         memref.view {{.*}} to memref<5x1x32x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<5x2x64x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<5x2x32x64xbf16, 3>
 // 16 f32 accumulators per thread.
 // CHECK:         scf.for {{.*}} -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
-// CHECK-COUNT-4:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+// CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
 // CHECK-NOT:       nvvm.wgmma.mma_async
 // CHECK:           scf.yield
 func.func @matmul_decode(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<16x4096xbf16> {
