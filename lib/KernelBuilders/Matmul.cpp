@@ -436,6 +436,25 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
       llvm::MaybeAlign(rounded.size() * outElt.getIntOrFloatBitWidth() / 8));
 }
 
+/// Stores the 4 accumulator registers a lane holds of one 16 x 8 (mma.sync) or
+/// 8-column (wgmma) accumulator chunk whose lane origin is (row, col):
+/// registers 0, 1 at (row, col), (row, col + 1), registers 2, 3 eight rows
+/// below; `vectorWidth` 2 stores the adjacent pairs as one vector.
+static void storeAccumulatorQuad(OpBuilder &b, Location loc,
+                                 const Contraction &c, Value row, Value col,
+                                 function_ref<Value(int64_t)> reg,
+                                 int64_t vectorWidth) {
+  for (int64_t r = 0; r < 4; r += vectorWidth) {
+    Value m =
+        arith::AddIOp::create(b, loc, row, indexConst(b, loc, (r / 2) * 8));
+    Value n = arith::AddIOp::create(b, loc, col, indexConst(b, loc, r % 2));
+    SmallVector<Value> vs;
+    for (int64_t v = 0; v < vectorWidth; ++v)
+      vs.push_back(reg(r + v));
+    storeResult(b, loc, c, vs, m, n);
+  }
+}
+
 /// The schedule's view of the contraction.
 static sched::MatmulWorkload workloadOf(const Contraction &c) {
   auto dtype = [](Type t) {
@@ -859,19 +878,14 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
   // Registers r and r + 1 are adjacent columns: with vector_width = 2 they
   // go out as one store.
-  const int64_t kVec = s.vectorWidth;
   for (int64_t mi = 0; mi < kMI; ++mi)
     for (int64_t ni = 0; ni < kNI; ++ni)
-      for (int64_t r = 0; r < 4; r += kVec) {
-        Value m = arith::AddIOp::create(
-            b, loc, rowBase, indexConst(b, loc, mi * 16 + (r / 2) * 8));
-        Value n = arith::AddIOp::create(b, loc, colBase,
-                                        indexConst(b, loc, ni * 8 + (r % 2)));
-        SmallVector<Value> vs;
-        for (int64_t v = 0; v < kVec; ++v)
-          vs.push_back(kLoop.getResult((mi * kNI + ni) * 4 + r + v));
-        storeResult(b, loc, c, vs, m, n);
-      }
+      storeAccumulatorQuad(
+          b, loc, c,
+          arith::AddIOp::create(b, loc, rowBase, indexConst(b, loc, mi * 16)),
+          arith::AddIOp::create(b, loc, colBase, indexConst(b, loc, ni * 8)),
+          [&](int64_t r) { return kLoop.getResult((mi * kNI + ni) * 4 + r); },
+          s.vectorWidth);
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -1079,21 +1093,17 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
   Value colBase = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
-  const int64_t kVec = s.vectorWidth;
   for (int64_t t = 0; t < kMTiles; ++t) {
     Value acc = kLoop.getResult(t);
     for (int64_t j = 0; j < kWarpN / 8; ++j)
-      for (int64_t r = 0; r < 4; r += kVec) {
-        Value m = arith::AddIOp::create(
-            b, loc, rowBase, indexConst(b, loc, t * 64 + (r / 2) * 8));
-        Value n = arith::AddIOp::create(b, loc, colBase,
-                                        indexConst(b, loc, j * 8 + (r % 2)));
-        SmallVector<Value> vs;
-        for (int64_t v = 0; v < kVec; ++v)
-          vs.push_back(
-              LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r + v));
-        storeResult(b, loc, c, vs, m, n);
-      }
+      storeAccumulatorQuad(
+          b, loc, c,
+          arith::AddIOp::create(b, loc, rowBase, indexConst(b, loc, t * 64)),
+          arith::AddIOp::create(b, loc, colBase, indexConst(b, loc, j * 8)),
+          [&](int64_t r) -> Value {
+            return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
+          },
+          s.vectorWidth);
   }
   gpu::ReturnOp::create(b, loc);
   return cfg;
