@@ -7,7 +7,8 @@
 //   down_proj:          W [4096, 14336]    h [T, 14336] -> [T, 4096]
 // T is the number of tokens in flight: 16 in @decode (a batch of 16 sequences, one
 // new token each), 2048 in @prefill (one 2048-token prompt).
-// Each kopt.matmul becomes one kernel (matmul class: 64x64 tiles, 256 threads).
+// Each kopt.matmul becomes one kernel of the matmul class, with the schedule the default
+// heuristic picks for its shape (docs/schedules.md; --kopt-print-space shows it).
 //
 // Compile (from the repository root):
 //   build/bin/kopt-opt examples/llama_mlp_matmul.mlir \

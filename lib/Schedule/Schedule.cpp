@@ -609,8 +609,10 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "K, K % 8 == 0",
       "wgmma: (warp_m / 64) * warp_n / 2 <= 128 accumulators per thread; "
       "block_m * 8 and block_n * 8 multiples of 32 * num_warps",
-      "wgmma: shared bytes = stages * (block_m + block_n) * 64 * 2 <= "
+      "wgmma: shared bytes = stages * (block_m + block_n) * block_k * 2 <= "
       "max_shared_per_block",
+      "registers: accumulators (+ mma_sync fragments, + ffma operands) + 42 "
+      "<= min(255, 65536 / (32 * num_warps)) per thread",
   });
   j["not_implemented"] =
       json::array({"copy = tma", "split_k > 1", "persistent = true"});

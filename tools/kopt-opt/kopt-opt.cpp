@@ -26,6 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <vector>
 
 static llvm::cl::opt<std::string> scheduleFile(
     "kopt-schedule",
@@ -62,6 +63,18 @@ int main(int argc, char **argv) {
                     "print-space\"\n";
     return 2;
   }
+  // Diagnostics name the op and the reason; MLIR's default of appending the
+  // op in generic form (with <<UNKNOWN SSA VALUE>> operands) only adds noise,
+  // so it is off unless asked for.
+  std::vector<char *> args(argv, argv + argc);
+  static char quiet[] = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(llvm::ArrayRef<char *>(argv, argc), [](const char *a) {
+        return llvm::StringRef(a).contains("mlir-print-op-on-diagnostic");
+      }))
+    args.insert(args.begin() + 1, quiet);
+  argc = static_cast<int>(args.size());
+  argv = args.data();
+
   mlir::registerAllPasses();
   kopt::registerKoptPasses();
   kopt::registerKoptToPTXPipeline([](kopt::KoptToPTXOptions &opts) {
