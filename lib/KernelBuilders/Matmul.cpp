@@ -437,17 +437,21 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
 }
 
 /// Stores the 4 accumulator registers a lane holds of one 16 x 8 (mma.sync) or
-/// 8-column (wgmma) accumulator chunk whose lane origin is (row, col):
-/// registers 0, 1 at (row, col), (row, col + 1), registers 2, 3 eight rows
-/// below; `vectorWidth` 2 stores the adjacent pairs as one vector.
+/// 8-column (wgmma) accumulator chunk whose lane origin is (rowBase +
+/// rowOffset, colBase + colOffset): registers 0, 1 at that row, columns +0 and
+/// +1, registers 2, 3 eight rows below; `vectorWidth` 2 stores the adjacent
+/// pairs as one vector.
 static void storeAccumulatorQuad(OpBuilder &b, Location loc,
-                                 const Contraction &c, Value row, Value col,
+                                 const Contraction &c, Value rowBase,
+                                 int64_t rowOffset, Value colBase,
+                                 int64_t colOffset,
                                  function_ref<Value(int64_t)> reg,
                                  int64_t vectorWidth) {
   for (int64_t r = 0; r < 4; r += vectorWidth) {
-    Value m =
-        arith::AddIOp::create(b, loc, row, indexConst(b, loc, (r / 2) * 8));
-    Value n = arith::AddIOp::create(b, loc, col, indexConst(b, loc, r % 2));
+    Value m = arith::AddIOp::create(
+        b, loc, rowBase, indexConst(b, loc, rowOffset + (r / 2) * 8));
+    Value n = arith::AddIOp::create(b, loc, colBase,
+                                    indexConst(b, loc, colOffset + r % 2));
     SmallVector<Value> vs;
     for (int64_t v = 0; v < vectorWidth; ++v)
       vs.push_back(reg(r + v));
@@ -881,9 +885,7 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   for (int64_t mi = 0; mi < kMI; ++mi)
     for (int64_t ni = 0; ni < kNI; ++ni)
       storeAccumulatorQuad(
-          b, loc, c,
-          arith::AddIOp::create(b, loc, rowBase, indexConst(b, loc, mi * 16)),
-          arith::AddIOp::create(b, loc, colBase, indexConst(b, loc, ni * 8)),
+          b, loc, c, rowBase, mi * 16, colBase, ni * 8,
           [&](int64_t r) { return kLoop.getResult((mi * kNI + ni) * 4 + r); },
           s.vectorWidth);
   gpu::ReturnOp::create(b, loc);
@@ -1097,9 +1099,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     Value acc = kLoop.getResult(t);
     for (int64_t j = 0; j < kWarpN / 8; ++j)
       storeAccumulatorQuad(
-          b, loc, c,
-          arith::AddIOp::create(b, loc, rowBase, indexConst(b, loc, t * 64)),
-          arith::AddIOp::create(b, loc, colBase, indexConst(b, loc, j * 8)),
+          b, loc, c, rowBase, t * 64, colBase, j * 8,
           [&](int64_t r) -> Value {
             return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
           },
