@@ -60,7 +60,9 @@ std::optional<CopyEngine> parseCopyEngine(const std::string &s);
 
 /// A matmul-like kernel's schedule. C[M, N] is cut into block_m x block_n block
 /// tiles, one per thread block; the K loop advances block_k per step. The
-/// block's warps form a (block_m / warp_m) x (block_n / warp_n) grid.
+/// block's warps form a (block_m / warp_m) x (block_n / warp_n) grid (for
+/// wgmma, warpgroups of 4 warps). Sizes are in elements; the defaults below are
+/// a valid mma_sync schedule, not the heuristic's choice (defaultSchedule).
 struct MatmulSchedule {
   Instruction instruction = Instruction::MmaSync;
   CopyEngine copy = CopyEngine::CpAsync;
@@ -68,7 +70,8 @@ struct MatmulSchedule {
   int64_t warpM = 64, warpN = 32;
   /// Shared-memory buffers of the K loop (1: no pipelining).
   int64_t stages = 2;
-  /// Slices of K computed by separate blocks (1: none).
+  /// Slices of K computed by separate blocks (1: none; larger values are not
+  /// implemented yet: rejected).
   int64_t splitK = 1;
   /// Grouped rasterization: block tiles are visited in groups of `swizzle`
   /// tile rows, M fastest within a group, for L2 reuse (1: row-major order).
