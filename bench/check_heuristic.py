@@ -21,7 +21,10 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from compile_sweep import space_args  # noqa: E402  (kopt-space's workload flags)
 KEYS = ("instruction", "copy", "block_m", "block_n", "block_k", "warp_m", "warp_n",
         "stages", "split_k", "swizzle", "vector_width", "persistent")
 
@@ -33,12 +36,7 @@ def load(path):
 
 
 def default_schedule(tool, p):
-    args = [tool, f"--shape={p['m']}x{p['n']}x{p['k']}", f"--dtype={p['dtype']}",
-            f"--out-dtype={p['out_dtype']}", "--default"]
-    if p.get("transpose_a"):
-        args.append("--transpose-a")
-    if p.get("transpose_b"):
-        args.append("--transpose-b")
+    args = [tool] + space_args(p) + ["--default"]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: {r.stderr.strip()}")

@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import kopt_suite as ks  # noqa: E402
+from compile_suite import first_error  # noqa: E402
 
 FAILURES = ("unexpected-rejection", "accepted-invalid", "error", "crash",
             "ptxas-rejected")
@@ -204,13 +205,6 @@ def run(cmd, timeout=TIMEOUT_S):
         return r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired:
         return None, "", f"timed out after {timeout} s"
-
-
-def first_error(text):
-    for line in text.splitlines():
-        if "error" in line.lower():
-            return line.strip()
-    return text.strip().splitlines()[0] if text.strip() else "(no output)"
 
 
 def compile_point(args, pdir, mlir_path, kname, sched, expect_valid):

@@ -173,19 +173,39 @@ std::string MatmulWorkload::key(const std::string &chip) const {
              bKContiguous ? "k" : "n", "/", chip);
 }
 
+namespace {
+/// The chips kopt generates code for (mma.sync with bf16, ldmatrix and
+/// cp.async need sm_80 or newer) and their shared memory per block after
+/// opting in, KB.
+struct ChipLimits {
+  const char *chip;
+  int64_t sharedKB;
+};
+constexpr ChipLimits kChips[] = {{"sm_80", 163}, {"sm_86", 99},
+                                 {"sm_87", 163}, {"sm_89", 99},
+                                 {"sm_90", 227}, {"sm_90a", 227}};
+} // namespace
+
+const std::vector<std::string> &Target::knownChips() {
+  static const std::vector<std::string> chips = [] {
+    std::vector<std::string> v;
+    for (const ChipLimits &c : kChips)
+      v.push_back(c.chip);
+    return v;
+  }();
+  return chips;
+}
+
 std::optional<Target> Target::forChip(const std::string &chip) {
-  Target t;
-  t.chip = chip;
-  t.hasWgmma = chip == "sm_90a";
-  if (chip == "sm_90" || chip == "sm_90a")
-    t.maxSharedPerBlock = 227 * 1024;
-  else if (chip == "sm_80" || chip == "sm_87")
-    t.maxSharedPerBlock = 163 * 1024;
-  else if (chip == "sm_86" || chip == "sm_89")
-    t.maxSharedPerBlock = 99 * 1024;
-  else
-    return std::nullopt;
-  return t;
+  for (const ChipLimits &c : kChips)
+    if (chip == c.chip) {
+      Target t;
+      t.chip = chip;
+      t.hasWgmma = chip == "sm_90a";
+      t.maxSharedPerBlock = c.sharedKB * 1024;
+      return t;
+    }
+  return std::nullopt;
 }
 
 int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {

@@ -115,8 +115,11 @@ struct Target {
   int64_t maxThreadsPerBlock = 1024;
   int64_t maxRegistersPerThread = 255;
   bool hasWgmma = true;
-  /// The limits of `chip` (sm_80 ... sm_90a); nullopt for an unknown chip.
+  /// The limits of `chip` (one of knownChips()); nullopt for another chip.
   static std::optional<Target> forChip(const std::string &chip);
+  /// The chips kopt generates code for: sm_80, sm_86, sm_87, sm_89, sm_90,
+  /// sm_90a.
+  static const std::vector<std::string> &knownChips();
 };
 
 /// Shared memory the schedule allocates, bytes (block tiles of A and B per
