@@ -203,6 +203,20 @@ def build(kernel, inputs, device):
         )
         return fn, impl, lambda: F.layer_norm(x64["input"], (n,), w64, b64, eps)
 
+    if op == "pack":
+        # What eager would run to build the same layout: F.pad of the (maybe
+        # transposed) input, made contiguous.
+        x = inputs["input"]
+        tr = bool(attrs["transpose"])
+        src = (lambda t: t.t()) if tr else (lambda t: t)
+        rows, cols = out_shape
+        def padded(t):
+            s = src(t)
+            return F.pad(s, (0, cols - s.shape[1], 0, rows - s.shape[0])).contiguous()
+        fn, impl = finish(lambda: padded(x),
+                          f"F.pad(x{'.t()' if tr else ''}, (0, {cols} - cols, 0, {rows} - rows))")
+        return fn, impl, lambda: padded(x64["input"])
+
     raise ValueError(f"op '{op}' is not supported by torch_eager.py")
 
 

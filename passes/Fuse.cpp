@@ -57,6 +57,9 @@ DictionaryAttr sourceAttrs(Operation *op) {
         b.getNamedAttr("transpose_a", b.getBoolAttr(mm.getTransposeA())));
     attrs.push_back(
         b.getNamedAttr("transpose_b", b.getBoolAttr(mm.getTransposeB())));
+  } else if (auto pack = dyn_cast<PackOp>(op)) {
+    attrs.push_back(
+        b.getNamedAttr("transpose", b.getBoolAttr(pack.getTranspose())));
   } else if (auto gelu = dyn_cast<GeluOp>(op)) {
     attrs.push_back(b.getNamedAttr(
         "approximate",

@@ -320,6 +320,32 @@ Value Lowering::lower(Operation *op) {
     return unary([](OpBuilder &, Location, Value x) -> Value { return x; });
 
   // Matmul: f32 accumulation, one rounding.
+  if (auto pack = dyn_cast<PackOp>(op)) {
+    // A copy generic (through the transposed map when asked for), then
+    // tensor.pad with zeros up to the result's shape.
+    auto inType = cast<RankedTensorType>(pack.getInput().getType());
+    SmallVector<int64_t> srcShape(inType.getShape());
+    AffineMap inMap = b.getMultiDimIdentityMap(2);
+    if (pack.getTranspose()) {
+      std::swap(srcShape[0], srcShape[1]);
+      inMap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
+                                           b.getContext());
+    }
+    Value copy =
+        generic(pack.getInput(), inMap, empty(srcShape, elt),
+                b.getMultiDimIdentityMap(2),
+                {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    if (ArrayRef<int64_t>(srcShape) == resultType.getShape())
+      return copy;
+    SmallVector<OpFoldResult> low(2, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> high = {
+        b.getIndexAttr(resultType.getDimSize(0) - srcShape[0]),
+        b.getIndexAttr(resultType.getDimSize(1) - srcShape[1])};
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    return tensor::PadOp::create(b, loc, resultType, copy, low, high, zero)
+        .getResult();
+  }
   if (auto mm = dyn_cast<MatmulOp>(op)) {
     AffineExpr m = b.getAffineDimExpr(0), n = b.getAffineDimExpr(1),
                k = b.getAffineDimExpr(2);

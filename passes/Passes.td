@@ -25,6 +25,33 @@ def KoptCheckTarget : Pass<"kopt-check-target", "mlir::ModuleOp"> {
   ];
 }
 
+def KoptPackOperands : Pass<"kopt-pack-operands", "mlir::ModuleOp"> {
+  let summary = "Pack matmul operands into zero-padded, K-contiguous copies";
+  let description = [{
+    The fast matmul schedules (cp.async copies, wgmma) read 16-byte chunks of A
+    and B along K: they need both operands contiguous along K (A stored [M, K],
+    B stored [N, K], i.e. `transpose_b`) and K a multiple of 8. For an f16 or
+    bf16 `kopt.matmul` that misses this, inserts `kopt.pack` ops that copy A into
+    [M, K'] and B into [N, K'] (transposing where needed, K' = K rounded up to a
+    multiple of 8, zeros in the padding) and rewrites the matmul to read them
+    (`transpose_b`). Zeros in the padded K columns add nothing to the f32 sums,
+    so the result is the same.
+
+    A copy costs a read and a write of the operand, worth it only when each
+    element is reused by many outputs: an operand is packed only when the
+    other operand's row count (N for A, M for B) is at least `min-reuse`; when
+    an operand that must be packed does not qualify, the matmul is left as it
+    is (the synchronous-copy schedules handle every layout). f32 matmuls, whose
+    FFMA schedules read any layout, are left as they are.
+  }];
+  let options = [
+    Option<"minReuse", "min-reuse", "int64_t", /*default=*/"128",
+           "pack an operand only when the other operand has at least this "
+           "many rows (M for B, N for A)">,
+  ];
+  let dependentDialects = ["kopt::KoptDialect"];
+}
+
 def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
   let summary = "Group kopt ops into kernels (kopt.kernel regions)";
   let description = [{

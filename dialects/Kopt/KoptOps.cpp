@@ -121,6 +121,30 @@ LogicalResult CastOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// PackOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PackOp::verify() {
+  RankedTensorType in = tensorType(getInput()), out = tensorType(getResult());
+  if (in.getRank() != 2 || out.getRank() != 2)
+    return emitOpError("expects a 2-D input and result, got ranks ")
+           << in.getRank() << " -> " << out.getRank();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("copies without conversion: the input's element type ")
+           << in.getElementType() << " differs from the result's "
+           << out.getElementType();
+  SmallVector<int64_t> src(in.getShape());
+  if (getTranspose())
+    std::swap(src[0], src[1]);
+  if (out.getDimSize(0) < src[0] || out.getDimSize(1) < src[1])
+    return emitOpError("result shape ")
+           << shapeStr(out.getShape()) << " is smaller than the "
+           << (getTranspose() ? "transposed input's " : "input's ")
+           << shapeStr(src) << "; pack only pads";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Row operators
 //===----------------------------------------------------------------------===//
 

@@ -43,6 +43,33 @@ def Kopt_MatmulOp : Kopt_Op<"matmul", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// pack
+//===----------------------------------------------------------------------===//
+
+def Kopt_PackOp : Kopt_Op<"pack", [Pure]> {
+  let summary = "2-D copy into a zero-padded, optionally transposed layout";
+  let description = [{
+    Operand packing (as in BLIS and GotoBLAS): copies a 2-D tensor into a new
+    layout that a matmul schedule can read with aligned, K-contiguous copies.
+    `S` is `input` (shape RxC), or its transpose (CxR) when `transpose` is set;
+    the result (shape R'xC' with R' >= rows of S, C' >= columns of S) is
+    `result[i, j] = S[i, j]` where S has that element and `0` elsewhere. The
+    element type is unchanged, so the copy is exact.
+
+    Users rarely write it: `kopt-pack-operands` inserts it in front of matmuls
+    whose operands are not K-contiguous or whose K is not a multiple of 8.
+
+    ```mlir
+    %bt = kopt.pack %b {transpose} : tensor<4093x4095xbf16> -> tensor<4095x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Kopt_Tensor:$input, UnitAttr:$transpose);
+  let results = (outs Kopt_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise binary ops
 //===----------------------------------------------------------------------===//
 

@@ -16,6 +16,8 @@ StringRef kopt::stringifyKernelClass(KernelClass c) {
     return "row";
   case KernelClass::Matmul:
     return "matmul";
+  case KernelClass::Pack:
+    return "pack";
   }
   llvm_unreachable("unknown kernel class");
 }
@@ -202,12 +204,18 @@ static bool isContraction(linalg::GenericOp g) {
 FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
   SmallVector<linalg::GenericOp> gs = generics(kernel);
   for (Operation &op : kernel.getBody().front()) {
-    if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp,
+    if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp, tensor::PadOp,
             arith::ConstantOp, YieldOp>(op))
       continue;
     return op.emitOpError("is not supported inside a kernel (run "
                           "kopt-lower-to-linalg first)");
   }
+  if (isPackKernel(kernel))
+    return KernelClass::Pack;
+  for (Operation &op : kernel.getBody().front())
+    if (isa<tensor::PadOp>(op))
+      return op.emitOpError("is supported only as the last step of a pack "
+                            "kernel (a 2-D copy padded with zeros)");
   if (gs.empty())
     return kernel.emitOpError("has no linalg.generic to build a kernel from");
   if (llvm::any_of(gs, isContraction))
@@ -234,6 +242,8 @@ FailureOr<LaunchConfig> kopt::buildKernel(KernelOp kernel, KernelClass kind,
     return buildRowKernel(kernel, func);
   case KernelClass::Matmul:
     return buildMatmulKernel(kernel, func, target);
+  case KernelClass::Pack:
+    return buildPackKernel(kernel, func);
   }
   llvm_unreachable("unknown kernel class");
 }

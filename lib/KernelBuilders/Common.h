@@ -46,6 +46,11 @@ applyIndexingMap(mlir::OpBuilder &b, mlir::Location loc, mlir::AffineMap map,
 mlir::Value clonePayload(mlir::OpBuilder &b, mlir::linalg::GenericOp generic,
                          mlir::ValueRange args);
 
+/// Whether the kernel body is kopt.pack's linalg form: a 2-D copy generic
+/// (identity or transposed input map) followed by a tensor.pad, or either
+/// alone (a transposing copy without padding, a pad of an argument).
+bool isPackKernel(KernelOp kernel);
+
 /// The linalg.generic ops of the kernel body, in order.
 llvm::SmallVector<mlir::linalg::GenericOp> generics(KernelOp kernel);
 

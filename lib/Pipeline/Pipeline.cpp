@@ -46,6 +46,11 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   check.optLevel = static_cast<int>(opts.optLevel);
   check.cudaPath = resolveCudaPath(opts.cudaPath);
   pm.addPass(createKoptCheckTarget(check));
+  if (opts.packMinReuse != 0) {
+    KoptPackOperandsOptions pack;
+    pack.minReuse = opts.packMinReuse;
+    pm.addPass(createKoptPackOperands(pack));
+  }
   pm.addPass(createKoptFuse());
   KoptSelectScheduleOptions select;
   select.scheduleFile = opts.schedule;
@@ -104,6 +109,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "print-space",
       llvm::cl::desc("print each matmul kernel's schedule space as JSON"),
       llvm::cl::init(false)};
+  Option<int64_t> packMinReuse{
+      *this, "pack-min-reuse",
+      llvm::cl::desc("pack f16/bf16 matmul operands that are not K-contiguous "
+                     "or whose K % 8 != 0 when the other operand has at least "
+                     "this many rows (kopt-pack-operands); 0: never"),
+      llvm::cl::init(128)};
 };
 } // namespace
 
@@ -121,6 +132,7 @@ void kopt::registerKoptToPTXPipeline(
         opts.cudaPath = o.cudaPath;
         opts.schedule = o.schedule;
         opts.printSpace = o.printSpace;
+        opts.packMinReuse = o.packMinReuse;
         if (adjust)
           adjust(opts);
         buildKoptToPTXPipeline(pm, opts);

@@ -82,6 +82,8 @@ const char *kernelClassName(KernelClass cls) {
     return "row";
   case KernelClass::Matmul:
     return "matmul";
+  case KernelClass::Pack:
+    return "pack";
   }
   return "?";
 }
@@ -103,6 +105,7 @@ constexpr OpName kOpNames[] = {
     {OpKind::Gelu, "gelu"},       {OpKind::Cast, "cast"},
     {OpKind::Reduce, "reduce"},   {OpKind::Softmax, "softmax"},
     {OpKind::RmsNorm, "rmsnorm"}, {OpKind::LayerNorm, "layernorm"},
+    {OpKind::Pack, "pack"},
 };
 } // namespace
 
@@ -326,6 +329,25 @@ Status validateKernelOperands(const KernelSpec &kernel,
     if (result.shape != Shape{m, n})
       return shapeError("result must be " + shapeToString({m, n}) + ", got " +
                         shapeToString(result.shape));
+    return Status::success();
+  }
+
+  if (kernel.op == OpKind::Pack) {
+    const TensorSpec &input = *kernel.findParam("input");
+    if (input.shape.size() != 2 || result.shape.size() != 2)
+      return shapeError("'input' and 'result' must be 2-D (got " +
+                        describe(input) + ", " + describe(result) + ")");
+    if (input.dtype != result.dtype)
+      return shapeError(std::string("copies without conversion: 'input' is ") +
+                        dtypeName(input.dtype) + ", 'result' " +
+                        dtypeName(result.dtype));
+    Shape src = input.shape;
+    if (kernel.attrs.transpose)
+      std::swap(src[0], src[1]);
+    if (result.shape[0] < src[0] || result.shape[1] < src[1])
+      return shapeError(describe(result) + " is smaller than " +
+                        (kernel.attrs.transpose ? "the transposed " : "") +
+                        describe(input));
     return Status::success();
   }
 
@@ -593,6 +615,13 @@ public:
       k.attrs.transposeB = *tb;
       break;
     }
+    case OpKind::Pack: {
+      Expected<bool> t = getBool(attrs, path, "transpose");
+      if (!t.ok())
+        return t.status();
+      k.attrs.transpose = *t;
+      break;
+    }
     case OpKind::Gelu: {
       Expected<std::string> a = getString(attrs, path, "approximate");
       if (!a.ok())
@@ -659,10 +688,12 @@ public:
       k.cls = KernelClass::Row;
     else if (*cls == "matmul")
       k.cls = KernelClass::Matmul;
+    else if (*cls == "pack")
+      k.cls = KernelClass::Pack;
     else
       return error(sub(at, "class"), "unknown class '" + *cls +
-                                         "' (expected elementwise, row or "
-                                         "matmul)");
+                                         "' (expected elementwise, row, "
+                                         "matmul or pack)");
 
     Expected<std::string> op = getString(v, at, "op");
     if (!op.ok())

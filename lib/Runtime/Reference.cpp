@@ -240,6 +240,20 @@ HostTensor layernorm(const HostTensor &x, const HostTensor *weight,
   return out;
 }
 
+HostTensor pack(const HostTensor &x, bool transpose, const Shape &resultShape) {
+  int64_t rows = x.shape[0], cols = x.shape[1];
+  int64_t outRows = resultShape[0], outCols = resultShape[1];
+  HostTensor out(resultShape,
+                 std::vector<double>(static_cast<size_t>(outRows * outCols)));
+  for (int64_t i = 0; i < outRows; ++i)
+    for (int64_t j = 0; j < outCols; ++j) {
+      int64_t r = transpose ? j : i, c = transpose ? i : j;
+      if (r < rows && c < cols)
+        out.data[i * outCols + j] = x.data[r * cols + c];
+    }
+  return out;
+}
+
 Expected<HostTensor>
 compute(const KernelSpec &kernel,
         const std::map<std::string, const HostTensor *> &inputs) {
@@ -290,6 +304,9 @@ compute(const KernelSpec &kernel,
       break;
     case OpKind::LayerNorm:
       out = layernorm(x, input("weight"), input("bias"), kernel.attrs.eps);
+      break;
+    case OpKind::Pack:
+      out = pack(x, kernel.attrs.transpose, result->shape);
       break;
     default:
       return Status::error(where + ": no reference for op " +

@@ -498,3 +498,37 @@ func.func @huge(%x: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294
   %y = kopt.exp %x : tensor<4294967296x4294967296xf32>
   return %y : tensor<4294967296x4294967296xf32>
 }
+
+// -----
+
+// Pack kernels pad with zeros only: a kernel written by hand with another
+// padding value is refused (kopt.pack never makes one).
+func.func @pad_with_one(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  %0 = kopt.kernel "pack_0" ins(%x : tensor<4x4xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %one = arith.constant 1.0 : f32
+    // expected-error @+1 {{'tensor.pad' op pack kernels pad with zeros only}}
+    %p = tensor.pad %a low[0, 0] high[0, 4] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %one : f32
+    } : tensor<4x4xf32> to tensor<4x8xf32>
+    kopt.yield %p : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @pad_low(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  %0 = kopt.kernel "pack_0" ins(%x : tensor<4x4xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %zero = arith.constant 0.0 : f32
+    // expected-error @+1 {{'tensor.pad' op pack kernels pad at the high end only, by static amounts}}
+    %p = tensor.pad %a low[0, 2] high[0, 2] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+    } : tensor<4x4xf32> to tensor<4x8xf32>
+    kopt.yield %p : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}

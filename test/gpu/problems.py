@@ -4,7 +4,9 @@ included, written as one .mlir file per problem.
 
     test/gpu/problems.py OUT_DIR
 
-Each file holds one function with one op (so one kernel). The GPU test harness
+Each file holds one function with one op: one kernel, plus the kopt.pack kernels that
+kopt-pack-operands puts in front of an f16/bf16 matmul whose operands the fast
+schedules cannot read (K % 8 != 0, A stored [K, M] or B stored [K, N]). The GPU test harness
 (test/gpu/run_gpu_tests.sh) runs every compiled problem with kopt-run, which checks
 it against an independent reference and times it, and times PyTorch eager on the
 same op and shapes. Shapes follow issue #2: matmul 1x4096x4096, 4097x4095x4093 and
@@ -35,6 +37,9 @@ def problems():
         (64, 64, 1, "f32", "f32", False, False),
         (33, 17, 65, "f16", "f16", True, True),
         (512, 1024, 256, "f16", "f32", True, False),
+        # Packed: B made K-major (K % 8 == 0); K 4093 padded with A row-major.
+        (256, 1000, 1000, "f16", "f16", False, False),
+        (300, 4095, 4093, "bf16", "bf16", False, True),
     ]
     for m, n, k, dt, rt, ta, tb in mm:
         a = [k, m] if ta else [m, k]
@@ -46,6 +51,17 @@ def problems():
             lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
             f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",
             ([m, n], rt))
+
+    # kopt.pack written directly: (input shape, result shape, dtype, transpose)
+    for ishape, rshape, dt, tr in [([4093, 4095], [4095, 4096], "bf16", True),
+                                   ([4097, 4093], [4097, 4096], "f16", False),
+                                   ([7, 33], [40, 8], "f32", True)]:
+        name = f"pack_{dt}_" + "x".join(map(str, ishape)) + "_to_" + "x".join(map(str, rshape)) + ("_t" if tr else "")
+        attr = " {transpose}" if tr else ""
+        add(name, [(ishape, dt)],
+            lambda x, attr=attr, ishape=ishape, rshape=rshape, dt=dt:
+            f"kopt.pack {x[0]}{attr} : {ttype(ishape, dt)} -> {ttype(rshape, dt)}",
+            (rshape, dt))
 
     # binary ops with broadcasting: (lhs shape, rhs shape, result shape, dtype)
     bshapes = [

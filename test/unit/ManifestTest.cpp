@@ -438,3 +438,53 @@ TEST(ManifestErrors, WrongTypes) {
   doc["kernels"][0] = "matmul_0";
   expectError(doc, "kernels[0]: must be an object, got a string");
 }
+
+namespace {
+/// The valid manifest plus a pack kernel (kopt-pack-operands' copy of a
+/// row-major B [K, N] = [60, 100] into [N, K'] = [100, 64]).
+json withPack() {
+  json doc = valid();
+  doc["kernels"].push_back(json::parse(R"({
+    "name": "pack_0", "class": "pack", "op": "pack",
+    "attrs": {"transpose": true},
+    "params": [
+      {"name": "input", "role": "input", "dtype": "bf16", "shape": [60, 100]},
+      {"name": "result", "role": "output", "dtype": "bf16", "shape": [100, 64]}
+    ],
+    "grid": [4, 1, 1], "block": [256, 1, 1], "dynamic_shared_bytes": 0
+  })"));
+  return doc;
+}
+} // namespace
+
+TEST(Manifest, ParsesPack) {
+  Expected<Manifest> m = parseManifest(withPack().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &k = m->kernels.back();
+  EXPECT_EQ(k.cls, KernelClass::Pack);
+  EXPECT_EQ(k.op, OpKind::Pack);
+  EXPECT_TRUE(k.attrs.transpose);
+  EXPECT_STREQ(kernelClassName(k.cls), "pack");
+  EXPECT_STREQ(opName(k.op), "pack");
+}
+
+TEST(ManifestErrors, Pack) {
+  json doc = withPack();
+  doc["kernels"][5]["attrs"].erase("transpose");
+  expectError(doc, "kernels[5] (pack_0).attrs.transpose: missing field");
+  doc = withPack();
+  doc["kernels"][5]["params"][1]["shape"] = {100, 59};
+  expectError(doc, "op pack: 'result' [100, 59] is smaller than the "
+                   "transposed 'input' [60, 100]");
+  doc = withPack();
+  doc["kernels"][5]["attrs"]["transpose"] = false;
+  expectError(doc, "op pack: 'result' [100, 64] is smaller than 'input' "
+                   "[60, 100]");
+  doc = withPack();
+  doc["kernels"][5]["params"][1]["dtype"] = "f32";
+  expectError(doc, "op pack: copies without conversion: 'input' is bf16, "
+                   "'result' f32");
+  doc = withPack();
+  doc["kernels"][5]["params"][0]["shape"] = {6000};
+  expectError(doc, "op pack: 'input' and 'result' must be 2-D");
+}

@@ -183,3 +183,14 @@ TEST(Reference, ComputeDispatch) {
   EXPECT_EQ(ry->shape, (Shape{2, 1}));
   expectNear(*ry, {3, 7});
 }
+
+TEST(Reference, Pack) {
+  HostTensor x = t({2, 3}, {1, 2, 3, 4, 5, 6});
+  HostTensor p = ref::pack(x, /*transpose=*/false, {3, 4});
+  EXPECT_EQ(p.shape, (Shape{3, 4}));
+  expectNear(p, {1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0});
+  HostTensor q = ref::pack(x, /*transpose=*/true, {3, 3});
+  expectNear(q, {1, 4, 0, 2, 5, 0, 3, 6, 0});
+  // Without padding, the transpose alone.
+  expectNear(ref::pack(x, true, {3, 2}), {1, 4, 2, 5, 3, 6});
+}

@@ -67,7 +67,7 @@ struct TensorSpec {
 };
 
 /// The kernel builder that made a kernel.
-enum class KernelClass { Elementwise, Row, Matmul };
+enum class KernelClass { Elementwise, Row, Matmul, Pack };
 const char *kernelClassName(KernelClass cls);
 
 /// The kopt ops a kernel can compute (docs/manifest.md, "kernels[].op").
@@ -94,6 +94,7 @@ enum class OpKind {
   Softmax,
   RmsNorm,
   LayerNorm,
+  Pack,
 };
 /// The op's name as written in the manifest ("matmul", "rmsnorm", ...).
 const char *opName(OpKind op);
@@ -113,6 +114,7 @@ struct OpAttrs {
   GeluApproximation approximate = GeluApproximation::None; // gelu
   ReduceKind reduceKind = ReduceKind::Sum;                 // reduce
   double eps = 0.0;                                        // rmsnorm, layernorm
+  bool transpose = false;                                  // pack
 };
 
 /// One `.entry` of the PTX.

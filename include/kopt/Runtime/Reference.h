@@ -44,6 +44,10 @@ struct HostTensor {
 
 namespace ref {
 
+/// kopt.pack: `result[i][j]` = x[i][j] (x[j][i] with `transpose`) where x has
+/// that element, else 0. `x` is 2-D; `resultShape` is at least as large.
+HostTensor pack(const HostTensor &x, bool transpose, const Shape &resultShape);
+
 /// The scalar function of a unary op (exp ... gelu, cast). `op` must satisfy
 /// isUnaryOp().
 double unaryScalar(OpKind op, GeluApproximation approximate, double x);

@@ -42,6 +42,10 @@ struct KoptToPTXOptions {
   std::string schedule;
   /// Print each matmul kernel's schedule space as JSON to stdout.
   bool printSpace = false;
+  /// kopt-pack-operands' min-reuse: pack an f16/bf16 matmul operand the fast
+  /// schedules cannot read when the other operand has at least this many
+  /// rows; 0 turns packing off.
+  int64_t packMinReuse = 128;
 };
 
 /// `explicitPath` if set, else $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH (the first
@@ -52,7 +56,8 @@ std::string resolveCudaPath(llvm::StringRef explicitPath);
 /// define, e.g. libdevice's `__nv_expf` when libdevice was not linked.
 llvm::SmallVector<std::string> unresolvedFunctions(llvm::StringRef ptx);
 
-/// kopt-check-target, kopt-fuse, kopt-select-schedule, kopt-lower-to-linalg,
+/// kopt-check-target, kopt-pack-operands (unless packMinReuse is 0),
+/// kopt-fuse, kopt-select-schedule, kopt-lower-to-linalg,
 /// kopt-lower-to-gpu, the upstream NVVM lowering of the gpu.module,
 /// nvvm-attach-target, gpu-module-to-binary{format=isa} and kopt-emit-ptx (when
 /// `output` is set).

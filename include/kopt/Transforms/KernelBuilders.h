@@ -17,6 +17,9 @@
 //     kernel's #kopt.schedule says (tiles, warps, stages, mma.sync or FFMA,
 //     cp.async or synchronous copies); partial tiles zero-padded on load and
 //     masked on store.
+//   - Pack: a 2-D copy generic (identity or transposed map) padded with zeros
+//     by tensor.pad (kopt.pack). 64 x 64 tiles, transposed through shared
+//     memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KOPT_TRANSFORMS_KERNELBUILDERS_H
@@ -31,7 +34,7 @@
 
 namespace kopt {
 
-enum class KernelClass { Elementwise, Row, Matmul };
+enum class KernelClass { Elementwise, Row, Matmul, Pack };
 
 /// Name of a kernel class as the launch manifest writes it.
 llvm::StringRef stringifyKernelClass(KernelClass c);
@@ -61,6 +64,8 @@ mlir::FailureOr<LaunchConfig> buildElementwiseKernel(KernelOp kernel,
                                                      mlir::gpu::GPUFuncOp func);
 mlir::FailureOr<LaunchConfig> buildRowKernel(KernelOp kernel,
                                              mlir::gpu::GPUFuncOp func);
+mlir::FailureOr<LaunchConfig> buildPackKernel(KernelOp kernel,
+                                              mlir::gpu::GPUFuncOp func);
 /// Applies the kernel's `schedule` attribute (the default heuristic's schedule
 /// when it has none) after checking it with schedule::validate.
 mlir::FailureOr<LaunchConfig> buildMatmulKernel(KernelOp kernel,

@@ -581,3 +581,27 @@ func.func @kernel_source_params(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @pack_rank(%x: tensor<4x8x2xf16>) -> tensor<4x8xf16> {
+  // expected-error @+1 {{'kopt.pack' op expects a 2-D input and result, got ranks 3 -> 2}}
+  %y = kopt.pack %x : tensor<4x8x2xf16> -> tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @pack_converts(%x: tensor<4x8xf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kopt.pack' op copies without conversion: the input's element type 'f16' differs from the result's 'bf16'}}
+  %y = kopt.pack %x : tensor<4x8xf16> -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @pack_shrinks(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // expected-error @+1 {{'kopt.pack' op result shape [4x8] is smaller than the transposed input's [8x4]; pack only pads}}
+  %y = kopt.pack %x {transpose} : tensor<4x8xf16> -> tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}

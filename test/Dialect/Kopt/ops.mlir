@@ -209,3 +209,14 @@ func.func @kernels(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, 
   }
   return %1#0, %1#1 : tensor<4x8xf32>, tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @pack(
+// CHECK:         kopt.pack %{{.*}} : tensor<4097x4093xbf16> -> tensor<4097x4096xbf16>
+// CHECK-NEXT:    kopt.pack %{{.*}} {transpose} : tensor<4093x4095xbf16> -> tensor<4095x4096xbf16>
+// CHECK-NEXT:    kopt.pack %{{.*}} {transpose} : tensor<4093x4095xbf16> -> tensor<4095x4093xbf16>
+func.func @pack(%a: tensor<4097x4093xbf16>, %b: tensor<4093x4095xbf16>) -> (tensor<4097x4096xbf16>, tensor<4095x4096xbf16>, tensor<4095x4093xbf16>) {
+  %0 = kopt.pack %a : tensor<4097x4093xbf16> -> tensor<4097x4096xbf16>
+  %1 = kopt.pack %b {transpose} : tensor<4093x4095xbf16> -> tensor<4095x4096xbf16>
+  %2 = kopt.pack %b {transpose} : tensor<4093x4095xbf16> -> tensor<4095x4093xbf16>
+  return %0, %1, %2 : tensor<4097x4096xbf16>, tensor<4095x4096xbf16>, tensor<4095x4093xbf16>
+}

@@ -1,0 +1,87 @@
+//===- PackOperands.cpp - kopt-pack-operands ------------------------------===//
+//
+// Rewrites `C = A B` (f16/bf16) whose operands the cp.async and wgmma
+// schedules cannot read (an operand not contiguous along K, or K % 8 != 0)
+// into `C = pack(A) pack(B)^T`: A copied to [M, K'], B to [N, K'], with K'
+// = K rounded up to a multiple of 8 and zeros in the padding. The torch.compile
+// (Inductor) GEMM templates pad K the same way; BLIS and GotoBLAS call the
+// copies "packing".
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace kopt {
+#define GEN_PASS_DEF_KOPTPACKOPERANDS
+#include "kopt/Transforms/Passes.h.inc"
+} // namespace kopt
+
+using namespace mlir;
+using namespace kopt;
+
+namespace {
+
+/// The cp.async chunk: 16 bytes, 8 elements of f16 or bf16.
+constexpr int64_t kChunkElements = 8;
+
+struct KoptPackOperandsPass
+    : public kopt::impl::KoptPackOperandsBase<KoptPackOperandsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (minReuse < 1) {
+      emitError(getOperation().getLoc(), "kopt-pack-operands: min-reuse must "
+                                         "be at least 1, got ")
+          << static_cast<int64_t>(minReuse);
+      return signalPassFailure();
+    }
+    SmallVector<MatmulOp> matmuls;
+    getOperation().walk([&](MatmulOp mm) {
+      if (!mm->getParentOfType<KernelOp>())
+        matmuls.push_back(mm);
+    });
+    for (MatmulOp mm : matmuls)
+      packOperands(mm);
+  }
+
+  void packOperands(MatmulOp mm) {
+    auto aType = cast<RankedTensorType>(mm.getA().getType());
+    auto bType = cast<RankedTensorType>(mm.getB().getType());
+    Type elt = aType.getElementType();
+    if (!elt.isF16() && !elt.isBF16())
+      return;
+    bool ta = mm.getTransposeA(), tb = mm.getTransposeB();
+    int64_t m = aType.getDimSize(ta ? 1 : 0), k = aType.getDimSize(ta ? 0 : 1);
+    int64_t n = bType.getDimSize(tb ? 0 : 1);
+    bool padK = k % kChunkElements != 0;
+    bool packA = ta || padK, packB = !tb || padK;
+    if (!packA && !packB)
+      return;
+    // Every operand that needs a copy must be worth one, or nothing is gained.
+    if ((packA && n < minReuse) || (packB && m < minReuse))
+      return;
+
+    int64_t kp = llvm::alignTo(k, kChunkElements);
+    OpBuilder b(mm);
+    Location loc = mm.getLoc();
+    Value a = mm.getA(), bv = mm.getB();
+    if (packA) {
+      auto type = RankedTensorType::get({m, kp}, elt);
+      auto pack = PackOp::create(b, loc, type, a, /*transpose=*/ta);
+      a = pack.getResult();
+    }
+    if (packB) {
+      auto type = RankedTensorType::get({n, kp}, elt);
+      auto pack = PackOp::create(b, loc, type, bv, /*transpose=*/!tb);
+      bv = pack.getResult();
+    }
+    auto packed = MatmulOp::create(b, loc, mm.getResult().getType(), a, bv,
+                                   /*transpose_a=*/false, /*transpose_b=*/true);
+    mm.getResult().replaceAllUsesWith(packed.getResult());
+    mm.erase();
+  }
+};
+
+} // namespace
