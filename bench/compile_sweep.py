@@ -5,12 +5,17 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
     bench/compile_sweep.py --out DIR [--kopt-opt PATH] [--kopt-space PATH]
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
+                           [--split-k LIST]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
 heuristic, tag "default") and with the candidate schedules of `candidates()` (tag
 "sweep"): for tensor-core dtypes a grid of block/warp tiles, block_k, stages and
 rasterization; for f32 a grid of SIMT tiles.
+
+With --split-k LIST (e.g. 1,2,4,8,16) the sweep is a split-K sweep instead: for each
+problem, the default schedule and a few tile variants of `split_bases()`, each with
+every split_k of LIST (tag "split_k"; the default's own split_k keeps tag "default").
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -199,6 +204,27 @@ def candidates(p):
     return out
 
 
+def split_bases(p, default):
+    """Schedules whose split_k the split-K sweep varies: the default and a few tiles
+    around it (small grids are where splitting K pays)."""
+    vw = 2 if p["n"] % 2 == 0 else 1
+    if p["dtype"] == "f32":
+        tiles = [dict(block_m=bm, block_n=bn, warp_m=wm, warp_n=wn, block_k=bk)
+                 for bm, bn, wm, wn, bk in ((64, 32, 16, 16, 16), (64, 64, 32, 16, 16),
+                                            (32, 64, 16, 16, 16), (128, 128, 64, 32, 8))]
+        base = {"instruction": "ffma", "copy": "sync", "stages": 1, "swizzle": 1}
+        out = [dict(base, **t, vector_width=4 if t["block_m"] == 128 and p["n"] % 4 == 0
+                    else 1) for t in tiles]
+    else:
+        tiles = ((64, 32, 64, 32, 128, 5), (64, 64, 64, 64, 128, 5),
+                 (64, 128, 64, 128, 64, 5), (128, 128, 64, 128, 64, 4))
+        out = [{"instruction": "wgmma", "copy": "cp_async", "stages": st, "block_m": bm,
+                "block_n": bn, "warp_m": wm, "warp_n": wn, "block_k": bk,
+                "swizzle": 1, "vector_width": vw} for bm, bn, wm, wn, bk, st in tiles]
+    base = {k: v for k, v in default.items() if k != "num_warps"}
+    return [base] + out
+
+
 def run(cmd, timeout=TIMEOUT_S):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -243,7 +269,10 @@ def compile_point(args, pdir, mlir_path, kname, sched, expect_valid):
     rec.update(status="ok", registers=int(regs.group(1)) if regs else None,
                spill_bytes=int(spill.group(1)) if spill else 0)
     with open(base + ".json") as f:
-        rec["manifest_schedule"] = json.load(f)["kernels"][0].get("schedule")
+        # The matmul kernel's (kopt-pack-operands may put pack kernels first).
+        rec["manifest_schedule"] = next(
+            (k.get("schedule") for k in json.load(f)["kernels"]
+             if k.get("class") == "matmul"), None)
     return rec
 
 
@@ -260,7 +289,17 @@ def main(argv=None):
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--random-valid", type=int, default=0)
     ap.add_argument("--seed", type=int, default=4)
+    ap.add_argument("--split-k", default=None,
+                    help="comma-separated split_k values: a split-K sweep")
     args = ap.parse_args(argv)
+    splits = None
+    if args.split_k:
+        try:
+            splits = [int(x) for x in args.split_k.split(",")]
+        except ValueError:
+            print(f"compile_sweep: error: --split-k takes integers, got {args.split_k!r}",
+                  file=sys.stderr)
+            return 2
     if args.kopt_space is None:
         args.kopt_space = os.path.join(os.path.dirname(args.kopt_opt), "kopt-space")
     for tool in (args.kopt_opt, args.kopt_space, args.ptxas):
@@ -284,6 +323,11 @@ def main(argv=None):
                 return 2
             default = json.loads(out)
             jobs.append((p, default, ["default"], True))
+            if splits:
+                for b in split_bases(p, default):
+                    for sk in splits:
+                        jobs.append((p, dict(b, split_k=sk), ["split_k"], None))
+                continue
             for s in candidates(p):
                 jobs.append((p, s, ["sweep"], None))
     rng = random.Random(args.seed)
@@ -376,7 +420,7 @@ def main(argv=None):
                "seed": args.seed, "points": records}
     with open(os.path.join(args.out, "compile_sweep.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    for tag in ("default", "sweep", "random", "random_valid"):
+    for tag in ("default", "sweep", "split_k", "random", "random_valid"):
         rs = [r for r in records if tag in r["tags"]]
         if rs:
             c = {}

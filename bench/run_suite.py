@@ -603,7 +603,10 @@ class Worker:
         outs = [torch.full(tuple(values[o]["shape"]), float("nan"), dtype=self.dt[values[o]["dtype"]],
                            device="cuda") for o in p["outputs"]]
         args = inputs + outs
-        bufs = {b["id"]: torch.empty(tuple(b["shape"]), dtype=self.dt[b["dtype"]], device="cuda")
+        # Workspaces (split-K tile counters) must be zero before the first
+        # launch; the kernels leave them reusable.
+        bufs = {b["id"]: (torch.zeros if b.get("role") == "workspace" else torch.empty)(
+                    tuple(b["shape"]), dtype=self.dt[b["dtype"]], device="cuda")
                 for b in fn.get("buffers", [])}
         for a, t in zip(fn["args"], args):
             if list(t.shape) != a["shape"] or t.dtype != self.dt[a["dtype"]]:

@@ -65,7 +65,7 @@ import run_suite  # noqa: E402  (the worker, the timing routine, the loaders)
 
 SWEEP_VERSION = 1
 DTYPES = ("f32", "f16", "bf16")
-KNOWN_TAGS = ("sweep", "default", "random", "random_valid")
+KNOWN_TAGS = ("sweep", "default", "split_k", "random", "random_valid")
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\(")
 MAX_DYNAMIC_SHARED = 227 * 1024   # sm_90 opt-in limit per block
@@ -242,9 +242,19 @@ def check_kernel_manifest(p, kentry, manifest, ptx_text):
     want = [("a", "input", p["dtype"], a), ("b", "input", p["dtype"], b),
             ("result", "output", p["out_dtype"], c)]
     params = k.get("params")
+    # A split-K kernel takes a 4th parameter: its f32 workspace.
+    if isinstance(params, list) and len(params) == 4:
+        ws = params[3]
+        if not (isinstance(ws, dict) and ws.get("name") == "workspace"
+                and ws.get("role") == "workspace" and ws.get("dtype") == "f32"
+                and isinstance(ws.get("shape"), list) and len(ws["shape"]) == 1
+                and _pos_int(ws["shape"][0])):
+            return f"{name}: parameter 4 must be a 1-D f32 workspace, got {ws!r}", warnings
+        params = params[:3]
     if not isinstance(params, list) or len(params) != 3:
         n = len(params) if isinstance(params, list) else 0
-        return f"{name} has {n} parameters, not 3 (a, b, result)", warnings
+        return f"{name} has {n} parameters, not 3 (a, b, result) or 4 (and a workspace)", \
+            warnings
     for got, (pname, role, dtype, shape) in zip(params, want):
         have = (got.get("name"), got.get("role"), got.get("dtype"), got.get("shape")) \
             if isinstance(got, dict) else (None,) * 4
@@ -439,9 +449,13 @@ class SweepWorker(run_suite.Worker):
                         if v is not None})
             c = state["c"]
             c.fill_(float("nan"))
-            launch = self.loader.prepare(fn, k["grid"], k["block"], smem,
-                                         [state["a"].data_ptr(), state["b"].data_ptr(),
-                                          c.data_ptr()])
+            ptrs = [state["a"].data_ptr(), state["b"].data_ptr(), c.data_ptr()]
+            workspace = None
+            if len(k["params"]) == 4:  # split-K: zeroed once, reused by every launch
+                workspace = torch.zeros(k["params"][3]["shape"][0], dtype=torch.float32,
+                                        device="cuda")
+                ptrs.append(workspace.data_ptr())
+            launch = self.loader.prepare(fn, k["grid"], k["block"], smem, ptrs)
             stage = "launch"
             launch()
             torch.cuda.synchronize()
@@ -475,7 +489,7 @@ class SweepWorker(run_suite.Worker):
             rec["time"] = t
             rec["ms"] = t["median_ms"]
             rec["status"] = "ok"
-            del mod
+            del mod, workspace
         except Exception as e:
             traceback.print_exc()
             rec["status"] = "error"

@@ -158,6 +158,17 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     FailureOr<LaunchConfig> cfg = buildKernel(kernel, *kind, gpuFunc, target);
     if (failed(cfg))
       return failure();
+    // A workspace (split-K), the kernel's last parameter: allocated per
+    // launch here; the runtime zero-fills it before first use (the manifest
+    // marks it).
+    if (cfg->workspaceElements > 0) {
+      auto alloc = memref::AllocOp::create(
+          b, kernel.getLoc(),
+          MemRefType::get({cfg->workspaceElements}, b.getF32Type()));
+      alloc->setAttr("kopt.workspace", b.getUnitAttr());
+      allocs.push_back(alloc);
+      operands.push_back(alloc);
+    }
     gpuFunc.setKnownBlockSizeAttr(
         gb.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->block[0]),
                                  static_cast<int32_t>(cfg->block[1]),
@@ -176,6 +187,8 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
                                             shared, operands);
     launch->setAttr("kopt.num_inputs",
                     b.getI64IntegerAttr(kernel.getInputs().size()));
+    launch->setAttr("kopt.num_outputs",
+                    b.getI64IntegerAttr(kernel.getResults().size()));
     launch->setAttr("kopt.class", b.getStringAttr(stringifyKernelClass(*kind)));
     if (DictionaryAttr source = kernel.getSourceAttr())
       launch->setAttr("kopt.source", source);

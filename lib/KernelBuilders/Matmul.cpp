@@ -59,6 +59,9 @@ struct Contraction {
   Value out, memA, memB;
   int64_t M = 0, N = 0, K = 0;
   AffineMap mapA, mapB;
+  /// The split-K workspace (memref<W x f32>, the kernel's last parameter),
+  /// null without split-K.
+  Value workspace;
 };
 
 FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
@@ -324,15 +327,19 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
 
 /// Issues the cp.async copies of K tile `kTile` of both operands into stage
 /// kTile % stages and commits them as one group; returns the group's token.
+/// The tile starts at K element kTile * block_k + kOffset (kOffset: the
+/// split's first element under split-K, else null).
 static FailureOr<Value> issueStage(OpBuilder &b, Location loc,
                                    linalg::GenericOp mm, const StageSpec &a,
                                    const StageSpec &bs, Value kTile,
-                                   int64_t stages, Value m0, Value n0,
-                                   Value tid, int64_t threads) {
+                                   Value kOffset, int64_t stages, Value m0,
+                                   Value n0, Value tid, int64_t threads) {
   Value stage =
       arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, stages));
   Value kBase =
       arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, a.tileK));
+  if (kOffset)
+    kBase = arith::AddIOp::create(b, loc, kBase, kOffset);
   FailureOr<SmallVector<Value>> ta =
       issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, threads);
   FailureOr<SmallVector<Value>> tb =
@@ -350,13 +357,13 @@ static FailureOr<Value> issueStage(OpBuilder &b, Location loc,
 /// flight. Returns the last group's token.
 static FailureOr<Value> issuePrologue(OpBuilder &b, Location loc,
                                       linalg::GenericOp mm, const StageSpec &a,
-                                      const StageSpec &bs, int64_t stages,
-                                      Value m0, Value n0, Value tid,
-                                      int64_t threads) {
+                                      const StageSpec &bs, Value kOffset,
+                                      int64_t stages, Value m0, Value n0,
+                                      Value tid, int64_t threads) {
   Value last;
   for (int64_t i = 0; i + 1 < stages; ++i) {
     FailureOr<Value> g = issueStage(b, loc, mm, a, bs, indexConst(b, loc, i),
-                                    stages, m0, n0, tid, threads);
+                                    kOffset, stages, m0, n0, tid, threads);
     if (failed(g))
       return failure();
     last = *g;
@@ -364,21 +371,48 @@ static FailureOr<Value> issuePrologue(OpBuilder &b, Location loc,
   return last;
 }
 
-/// The 1-D tile grid and this block's tile origin (m0, n0). With swizzle G > 1
-/// the tiles are visited in groups of G tile rows, M fastest within a group
-/// (grouped rasterization: blocks running together share rows of A and
-/// columns of B in L2); with G = 1, row-major order.
-static FailureOr<std::pair<Value, Value>>
-tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm,
-           int64_t bn, int64_t swizzle, LaunchConfig &cfg) {
+namespace {
+/// Where a block works: the origin (m0, n0) of its output tile (number `tile`
+/// of `tiles`), its K split and the split's first K element (`kBase`, null
+/// without split-K), and the K tiles every split runs.
+struct TileOrigin {
+  Value m0, n0, tile, split, kBase;
+  int64_t tiles = 0, kTiles = 0;
+};
+} // namespace
+
+/// The 1-D grid and this block's place in it. Blocks b = split * tiles + tile:
+/// with split-K S > 1, split s computes K tiles [s P, (s + 1) P), P =
+/// ceil(ceil(K / block_k) / S) (loads past K read zeros, so a short or empty
+/// last split is correct). With swizzle G > 1 the tiles are visited in groups
+/// of G tile rows, M fastest within a group (grouped rasterization: blocks
+/// running together share rows of A and columns of B in L2); with G = 1,
+/// row-major order.
+static FailureOr<TileOrigin> tileOrigin(OpBuilder &b, Location loc,
+                                        const Contraction &c, int64_t bm,
+                                        int64_t bn, int64_t bk, int64_t swizzle,
+                                        int64_t splitK, LaunchConfig &cfg) {
   int64_t tilesN = llvm::divideCeil(c.N, bn),
           tilesM = llvm::divideCeil(c.M, bm);
-  if (tilesN * tilesM > kMaxGridX)
+  if (tilesN * tilesM > kMaxGridX / splitK)
     return linalg::GenericOp(c.mm).emitOpError("needs ")
-           << tilesN * tilesM << " blocks of " << bm << "x" << bn
-           << ", more than a grid's " << kMaxGridX;
-  cfg.grid = {tilesN * tilesM, 1, 1};
+           << tilesN * tilesM * splitK << " blocks of " << bm << "x" << bn
+           << (splitK > 1 ? " times split_k" : "") << ", more than a grid's "
+           << kMaxGridX;
+  TileOrigin o;
+  o.tiles = tilesN * tilesM;
+  o.kTiles = llvm::divideCeil(llvm::divideCeil(c.K, bk), splitK);
+  cfg.grid = {o.tiles * splitK, 1, 1};
   Value tile = blockIdX(b, loc);
+  o.split = indexConst(b, loc, 0);
+  if (splitK > 1) {
+    Value bid = tile;
+    tile = arith::RemUIOp::create(b, loc, bid, indexConst(b, loc, o.tiles));
+    o.split = arith::DivUIOp::create(b, loc, bid, indexConst(b, loc, o.tiles));
+    o.kBase = arith::MulIOp::create(b, loc, o.split,
+                                    indexConst(b, loc, o.kTiles * bk));
+  }
+  o.tile = tile;
   Value tileM, tileN;
   if (swizzle <= 1 || tilesM <= 1) {
     tileN = arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
@@ -397,9 +431,9 @@ tileOrigin(OpBuilder &b, Location loc, const Contraction &c, int64_t bm,
                                   arith::RemUIOp::create(b, loc, local, rows));
     tileN = arith::DivUIOp::create(b, loc, local, rows);
   }
-  Value n0 = arith::MulIOp::create(b, loc, tileN, indexConst(b, loc, bn));
-  Value m0 = arith::MulIOp::create(b, loc, tileM, indexConst(b, loc, bm));
-  return std::make_pair(m0, n0);
+  o.n0 = arith::MulIOp::create(b, loc, tileN, indexConst(b, loc, bn));
+  o.m0 = arith::MulIOp::create(b, loc, tileM, indexConst(b, loc, bm));
+  return o;
 }
 
 /// Rounds (epilogue payload) and stores `vs` at (m, n), (m, n + 1), ... when
@@ -436,17 +470,19 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
       llvm::MaybeAlign(rounded.size() * outElt.getIntOrFloatBitWidth() / 8));
 }
 
-/// Stores the 4 accumulator registers a lane holds of one 16 x 8 (mma.sync) or
-/// 8-column (wgmma) accumulator chunk whose lane origin is (rowBase +
-/// rowOffset, colBase + colOffset): registers 0, 1 at that row, columns +0 and
-/// +1, registers 2, 3 eight rows below; `vectorWidth` 2 stores the adjacent
-/// pairs as one vector.
-static void storeAccumulatorQuad(OpBuilder &b, Location loc,
-                                 const Contraction &c, Value rowBase,
-                                 int64_t rowOffset, Value colBase,
-                                 int64_t colOffset,
-                                 function_ref<Value(int64_t)> reg,
-                                 int64_t vectorWidth) {
+/// Receives a thread's accumulators `vs` for outputs (m, n), (m, n + 1), ...
+using OutputFn = function_ref<void(ArrayRef<Value> vs, Value m, Value n)>;
+
+/// Passes the 4 accumulator registers a lane holds of one 16 x 8 (mma.sync)
+/// or 8-column (wgmma) accumulator chunk whose lane origin is (rowBase +
+/// rowOffset, colBase + colOffset) to `emit`: registers 0, 1 at that row,
+/// columns +0 and +1, registers 2, 3 eight rows below; `vectorWidth` 2 passes
+/// the adjacent pairs together.
+static void forEachAccumulatorOfQuad(OpBuilder &b, Location loc, Value rowBase,
+                                     int64_t rowOffset, Value colBase,
+                                     int64_t colOffset,
+                                     function_ref<Value(int64_t)> reg,
+                                     int64_t vectorWidth, OutputFn emit) {
   for (int64_t r = 0; r < 4; r += vectorWidth) {
     Value m = arith::AddIOp::create(
         b, loc, rowBase, indexConst(b, loc, rowOffset + (r / 2) * 8));
@@ -455,8 +491,146 @@ static void storeAccumulatorQuad(OpBuilder &b, Location loc,
     SmallVector<Value> vs;
     for (int64_t v = 0; v < vectorWidth; ++v)
       vs.push_back(reg(r + v));
-    storeResult(b, loc, c, vs, m, n);
+    emit(vs, m, n);
   }
+}
+
+/// The epilogue: every output the thread holds (`forEachOutput` calls its
+/// argument once per group of accumulators) is rounded and stored. With
+/// split-K S > 1, each block first writes its f32 partial sums to the
+/// workspace (memref<W x f32>: one counter per output tile, padded to a
+/// multiple of 32, then partials [S][M][N]); after a gpu-scope fence and a
+/// barrier, thread 0 counts the block in with an atomic add of 1.0 to its
+/// tile's counter (exact for counts below 2^24); the block that brings the
+/// count to S (the last of its tile) resets the counter to 0, so that the
+/// workspace can be reused by the next launch without clearing, fences, and
+/// sums the S partials in split order (so the result does not depend on which
+/// block came last) before rounding and storing them. No block waits for
+/// another: the grid may run in any order.
+static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
+                         const TileOrigin &o, int64_t splitK, Value tid,
+                         function_ref<void(OutputFn)> forEachOutput) {
+  if (splitK == 1) {
+    forEachOutput([&](ArrayRef<Value> vs, Value m, Value n) {
+      storeResult(b, loc, c, vs, m, n);
+    });
+    return;
+  }
+  Value ws = c.workspace;
+  Type f32 = b.getF32Type();
+  int64_t counters = llvm::alignTo(o.tiles, 32);
+  // Partial of split `split` for output (m, n).
+  auto partialIndex = [&](Value split, Value m, Value n) -> Value {
+    Value row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, split, indexConst(b, loc, c.M)),
+        m);
+    Value at = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, indexConst(b, loc, c.N)), n);
+    return arith::AddIOp::create(b, loc, at, indexConst(b, loc, counters));
+  };
+  // Runs `body` only for outputs inside the bounds (a group of vs.size()
+  // columns is wholly inside or outside: N % vs.size() == 0).
+  auto ifInside = [&](Value m, Value n, function_ref<void()> body) {
+    Value inM = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
+                                      indexConst(b, loc, c.M));
+    Value inN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
+                                      indexConst(b, loc, c.N));
+    auto ifOp =
+        scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, inM, inN),
+                          /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
+  auto vecType = [&](size_t n) {
+    return VectorType::get({static_cast<int64_t>(n)}, f32);
+  };
+
+  // 1. This split's partial sums.
+  forEachOutput([&](ArrayRef<Value> vs, Value m, Value n) {
+    ifInside(m, n, [&] {
+      Value at = partialIndex(o.split, m, n);
+      if (vs.size() == 1) {
+        memref::StoreOp::create(b, loc, vs[0], ws, ValueRange{at});
+        return;
+      }
+      Value vec =
+          vector::FromElementsOp::create(b, loc, vecType(vs.size()), vs);
+      vector::StoreOp::create(b, loc, vec, ws, ValueRange{at},
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(vs.size() * 4));
+    });
+  });
+  // 2. Publish them and count the block in; barrier.red.or tells every
+  // thread whether the block is its tile's last.
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  gpu::BarrierOp::create(b, loc);
+  Value isFirstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              tid, indexConst(b, loc, 0));
+  auto count = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
+                                 isFirstThread, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(count.thenBlock());
+    Value before = memref::AtomicRMWOp::create(
+        b, loc, arith::AtomicRMWKind::addf,
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0)), ws,
+        ValueRange{o.tile});
+    Value last = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, before,
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(splitK - 1)));
+    auto reset = scf::IfOp::create(b, loc, last, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(reset.thenBlock());
+    memref::StoreOp::create(
+        b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)), ws,
+        ValueRange{o.tile});
+    b.setInsertionPointAfter(reset);
+    scf::YieldOp::create(b, loc, last);
+    b.setInsertionPointToStart(count.elseBlock());
+    scf::YieldOp::create(
+        b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 1)});
+  }
+  Value flag =
+      arith::ExtUIOp::create(b, loc, b.getI32Type(), count.getResult(0));
+  Value anyLast =
+      NVVM::BarrierOp::create(b, loc, b.getI32Type(), /*barrierId=*/Value(),
+                              /*numberOfThreads=*/Value(),
+                              NVVM::BarrierReductionAttr::get(
+                                  b.getContext(), NVVM::BarrierReduction::OR),
+                              flag)
+          .getResult(0);
+  Value isLast =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, anyLast,
+                            arith::ConstantIntOp::create(b, loc, 0, 32));
+  // 3. The last block sums the partials in split order and stores.
+  auto reduce = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(reduce.thenBlock());
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  forEachOutput([&](ArrayRef<Value> vs, Value m, Value n) {
+    ifInside(m, n, [&] {
+      SmallVector<Value> sums;
+      for (int64_t sp = 0; sp < splitK; ++sp) {
+        Value at = partialIndex(indexConst(b, loc, sp), m, n);
+        SmallVector<Value> part;
+        if (vs.size() == 1) {
+          part.push_back(memref::LoadOp::create(b, loc, ws, ValueRange{at}));
+        } else {
+          Value vec = vector::LoadOp::create(
+              b, loc, vecType(vs.size()), ws, ValueRange{at},
+              /*nontemporal=*/false, llvm::MaybeAlign(vs.size() * 4));
+          for (size_t i = 0; i < vs.size(); ++i)
+            part.push_back(vector::ExtractOp::create(b, loc, vec, i));
+        }
+        if (sp == 0)
+          sums = part;
+        else
+          for (size_t i = 0; i < vs.size(); ++i)
+            sums[i] = arith::AddFOp::create(b, loc, sums[i], part[i]);
+      }
+      storeResult(b, loc, c, sums, m, n);
+    });
+  });
 }
 
 /// The schedule's view of the contraction.
@@ -558,24 +732,26 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
         b, loc, colBase,
         indexConst(b, loc, (j / kChunk) * kTX * kChunk + j % kChunk));
   };
-  FailureOr<std::pair<Value, Value>> origin =
-      tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
+  FailureOr<TileOrigin> origin =
+      tileOrigin(b, loc, c, kBM, kBN, kBK, s.swizzle, s.splitK, cfg);
   if (failed(origin))
     return failure();
-  auto [m0, n0] = *origin;
+  const TileOrigin &org = *origin;
+  Value m0 = org.m0, n0 = org.n0;
 
   Type accType = mm.getBody()->getArguments().back().getType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
   SmallVector<Value> accInit(kTM * kTN, zero);
-  auto kLoop =
-      scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                         indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
-                         indexConst(b, loc, 1), accInit);
+  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                                  indexConst(b, loc, org.kTiles),
+                                  indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value k0 = arith::MulIOp::create(b, loc, kLoop.getInductionVar(),
                                      indexConst(b, loc, kBK));
+    if (org.kBase)
+      k0 = arith::AddIOp::create(b, loc, k0, org.kBase);
     StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, smemA, false};
     StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, smemB, false};
     if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
@@ -626,16 +802,18 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
   // validate() admits vector_width = 4 only with 4-column chunks and N % 4 ==
   // 0.
   const int64_t kVec = s.vectorWidth;
-  for (int64_t i = 0; i < kTM; ++i) {
-    Value m = arith::AddIOp::create(b, loc, m0, rowOf(i));
-    for (int64_t j = 0; j < kTN; j += kVec) {
-      Value n = arith::AddIOp::create(b, loc, n0, colOf(j));
-      SmallVector<Value> vs;
-      for (int64_t v = 0; v < kVec; ++v)
-        vs.push_back(kLoop.getResult(i * kTN + j + v));
-      storeResult(b, loc, c, vs, m, n);
+  emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
+    for (int64_t i = 0; i < kTM; ++i) {
+      Value m = arith::AddIOp::create(b, loc, m0, rowOf(i));
+      for (int64_t j = 0; j < kTN; j += kVec) {
+        Value n = arith::AddIOp::create(b, loc, n0, colOf(j));
+        SmallVector<Value> vs;
+        for (int64_t v = 0; v < kVec; ++v)
+          vs.push_back(kLoop.getResult(i * kTN + j + v));
+        emit(vs, m, n);
+      }
     }
-  }
+  });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -754,11 +932,12 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
       arith::MulIOp::create(b, loc, warpM, indexConst(b, loc, kWarpTileM));
   Value warpCol =
       arith::MulIOp::create(b, loc, warpN, indexConst(b, loc, kWarpTileN));
-  FailureOr<std::pair<Value, Value>> origin =
-      tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
+  FailureOr<TileOrigin> origin =
+      tileOrigin(b, loc, c, kBM, kBN, kBK, s.swizzle, s.splitK, cfg);
   if (failed(origin))
     return failure();
-  auto [m0, n0] = *origin;
+  const TileOrigin &org = *origin;
+  Value m0 = org.m0, n0 = org.n0;
 
   // ldmatrix row addresses: x4 for A (lane l: row l % 16, column 8 (l / 16)),
   // x2 for B stored [n][k] (lane l: row l % 8, column 8 ((l / 8) % 2)).
@@ -778,15 +957,15 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   const int64_t kAccs = kMI * kNI * 4;
   SmallVector<Value> accInit(kAccs, zero);
   auto issueGroup = [&](Value kTile) {
-    return issueStage(b, loc, mm, a, bs, kTile, kStages, m0, n0, tid, kThreads);
+    return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
+                      kThreads);
   };
-  if (pipelined &&
-      failed(issuePrologue(b, loc, mm, a, bs, kStages, m0, n0, tid, kThreads)))
+  if (pipelined && failed(issuePrologue(b, loc, mm, a, bs, org.kBase, kStages,
+                                        m0, n0, tid, kThreads)))
     return failure();
-  auto kLoop =
-      scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                         indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
-                         indexConst(b, loc, 1), accInit);
+  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                                  indexConst(b, loc, org.kTiles),
+                                  indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -807,6 +986,8 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
           arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
     } else {
       Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
+      if (org.kBase)
+        k0 = arith::AddIOp::create(b, loc, k0, org.kBase);
       if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
           failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
         return failure();
@@ -882,12 +1063,14 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
   // Registers r and r + 1 are adjacent columns: with vector_width = 2 they
   // go out as one store.
-  for (int64_t mi = 0; mi < kMI; ++mi)
-    for (int64_t ni = 0; ni < kNI; ++ni)
-      storeAccumulatorQuad(
-          b, loc, c, rowBase, mi * 16, colBase, ni * 8,
-          [&](int64_t r) { return kLoop.getResult((mi * kNI + ni) * 4 + r); },
-          s.vectorWidth);
+  emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
+    for (int64_t mi = 0; mi < kMI; ++mi)
+      for (int64_t ni = 0; ni < kNI; ++ni)
+        forEachAccumulatorOfQuad(
+            b, loc, rowBase, mi * 16, colBase, ni * 8,
+            [&](int64_t r) { return kLoop.getResult((mi * kNI + ni) * 4 + r); },
+            s.vectorWidth, emit);
+  });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -976,11 +1159,12 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       b, loc,
       arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpN));
-  FailureOr<std::pair<Value, Value>> origin =
-      tileOrigin(b, loc, c, kBM, kBN, s.swizzle, cfg);
+  FailureOr<TileOrigin> origin =
+      tileOrigin(b, loc, c, kBM, kBN, kBK, s.swizzle, s.splitK, cfg);
   if (failed(origin))
     return failure();
-  auto [m0, n0] = *origin;
+  const TileOrigin &org = *origin;
+  Value m0 = org.m0, n0 = org.n0;
 
   // Descriptor start addresses of this warpgroup's rows of A and B in stage
   // 0: 128 bytes per row.
@@ -1002,10 +1186,11 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   }
 
   auto issueGroup = [&](Value kTile) {
-    return issueStage(b, loc, mm, a, bs, kTile, kStages, m0, n0, tid, kThreads);
+    return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
+                      kThreads);
   };
-  FailureOr<Value> prologue =
-      issuePrologue(b, loc, mm, a, bs, kStages, m0, n0, tid, kThreads);
+  FailureOr<Value> prologue = issuePrologue(b, loc, mm, a, bs, org.kBase,
+                                            kStages, m0, n0, tid, kThreads);
   if (failed(prologue))
     return failure();
   Value lastGroup = *prologue;
@@ -1015,10 +1200,9 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   // pass the barrier), then refill tile kt - 1's stage with tile
   // kt + stages - 1. The wgmma of tile kt overlaps that barrier and the copy
   // issue.
-  auto kLoop =
-      scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                         indexConst(b, loc, llvm::divideCeil(c.K, kBK)),
-                         indexConst(b, loc, 1), accInit);
+  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
+                                  indexConst(b, loc, org.kTiles),
+                                  indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -1095,16 +1279,18 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
   Value colBase = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
-  for (int64_t t = 0; t < kMTiles; ++t) {
-    Value acc = kLoop.getResult(t);
-    for (int64_t j = 0; j < kWarpN / 8; ++j)
-      storeAccumulatorQuad(
-          b, loc, c, rowBase, t * 64, colBase, j * 8,
-          [&](int64_t r) -> Value {
-            return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
-          },
-          s.vectorWidth);
-  }
+  emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
+    for (int64_t t = 0; t < kMTiles; ++t) {
+      Value acc = kLoop.getResult(t);
+      for (int64_t j = 0; j < kWarpN / 8; ++j)
+        forEachAccumulatorOfQuad(
+            b, loc, rowBase, t * 64, colBase, j * 8,
+            [&](int64_t r) -> Value {
+              return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
+            },
+            s.vectorWidth, emit);
+    }
+  });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -1127,9 +1313,24 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
   // The launch (and the manifest) record the schedule the kernel was built
   // with.
   kernel.setScheduleAttr(ScheduleAttr::get(kernel.getContext(), s));
-  if (s.instruction == sched::Instruction::Wgmma)
-    return buildWgmma(*c, func, s);
-  if (s.instruction == sched::Instruction::MmaSync)
-    return buildMma(*c, func, s);
-  return buildSimt(*c, func, s);
+  // Split-K: the workspace (tile counters, then S x M x N partials) is the
+  // kernel's last parameter.
+  int64_t workspace = 0;
+  if (s.splitK > 1) {
+    workspace = sched::splitKWorkspaceElements(s, w);
+    auto type =
+        MemRefType::get({workspace}, Float32Type::get(func.getContext()));
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, type, DictionaryAttr(),
+                                   kernel.getLoc())))
+      return kernel.emitOpError("cannot add the split-K workspace parameter");
+    c->workspace = func.getArgument(index);
+  }
+  FailureOr<LaunchConfig> cfg =
+      s.instruction == sched::Instruction::Wgmma     ? buildWgmma(*c, func, s)
+      : s.instruction == sched::Instruction::MmaSync ? buildMma(*c, func, s)
+                                                     : buildSimt(*c, func, s);
+  if (succeeded(cfg))
+    cfg->workspaceElements = workspace;
+  return cfg;
 }

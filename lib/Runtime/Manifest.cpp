@@ -71,7 +71,15 @@ std::string shapeToString(const Shape &shape) {
 }
 
 const char *roleName(Role role) {
-  return role == Role::Input ? "input" : "output";
+  switch (role) {
+  case Role::Input:
+    return "input";
+  case Role::Output:
+    return "output";
+  case Role::Workspace:
+    return "workspace";
+  }
+  return "?";
 }
 
 const char *kernelClassName(KernelClass cls) {
@@ -178,7 +186,8 @@ const TensorSpec *KernelSpec::findParam(std::string_view paramName) const {
 int64_t KernelSpec::totalParamBytes() const {
   int64_t total = 0;
   for (const TensorSpec &p : params)
-    total += p.numBytes();
+    if (p.role != Role::Workspace)
+      total += p.numBytes();
   return total;
 }
 
@@ -249,6 +258,7 @@ Status validateKernelOperands(const KernelSpec &kernel,
   std::vector<std::string> required, optional;
   if (kernel.op == OpKind::Matmul) {
     required = {"a", "b"};
+    optional = {"workspace"}; // split-K
   } else if (isBinaryOp(kernel.op)) {
     required = {"lhs", "rhs"};
   } else if (kernel.op == OpKind::RmsNorm) {
@@ -287,7 +297,9 @@ Status validateKernelOperands(const KernelSpec &kernel,
                                     joinNames(all) + ")");
     if (!seen.insert(p.name).second)
       return fail(at + ".name", "duplicate parameter '" + p.name + "'");
-    Role expectedRole = p.name == "result" ? Role::Output : Role::Input;
+    Role expectedRole = p.name == "result"      ? Role::Output
+                        : p.name == "workspace" ? Role::Workspace
+                                                : Role::Input;
     if (p.role != expectedRole)
       return fail(at + ".role", "parameter '" + p.name + "' of op " + op +
                                     " must have role '" +
@@ -540,9 +552,12 @@ public:
       t.role = Role::Input;
     else if (*role == "output")
       t.role = Role::Output;
+    else if (*role == "workspace")
+      t.role = Role::Workspace;
     else
-      return error(sub(path, "role"),
-                   "unknown role '" + *role + "' (expected input or output)");
+      return error(sub(path, "role"), "unknown role '" + *role +
+                                          "' (expected input, output or "
+                                          "workspace)");
     Expected<DType> dtype = getDType(v, path);
     if (!dtype.ok())
       return dtype.status();
@@ -769,6 +784,10 @@ public:
       Expected<TensorSpec> t = getTensor((**args)[i], sub(sub(at, "args"), i));
       if (!t.ok())
         return t.status();
+      if (t->role == Role::Workspace)
+        return error(sub(sub(sub(at, "args"), i), "role"),
+                     "a function argument is an input or an output; "
+                     "workspaces are buffers");
       f.args.push_back(t.take());
     }
 
@@ -795,6 +814,16 @@ public:
       if (!shape.ok())
         return shape.status();
       buf.shape = shape.take();
+      if (b.contains("role")) {
+        Expected<std::string> role = getString(b, bat, "role");
+        if (!role.ok())
+          return role.status();
+        if (*role != "workspace")
+          return error(sub(bat, "role"), "unknown buffer role '" + *role +
+                                             "' (expected workspace, or no "
+                                             "role)");
+        buf.workspace = true;
+      }
       f.buffers.push_back(std::move(buf));
     }
 
@@ -847,6 +876,11 @@ public:
           arg.kind = LaunchArg::Kind::Arg;
           arg.index = *index;
           const TensorSpec &t = f.args[*index];
+          if (param.role == Role::Workspace)
+            return error(aat, "kernel workspace parameter '" + param.name +
+                                  "' must be bound to a workspace buffer, not "
+                                  "function argument " +
+                                  std::to_string(*index));
           if (t.role == Role::Input && param.role == Role::Output)
             return error(aat, "kernel output parameter '" + param.name +
                                   "' is bound to function input argument " +
@@ -863,6 +897,16 @@ public:
           if (!buf)
             return error(sub(aat, "buffer"),
                          "no buffer with id " + std::to_string(*id));
+          if (buf->workspace != (param.role == Role::Workspace))
+            return error(
+                aat, buf->workspace
+                         ? "workspace buffer " + std::to_string(*id) +
+                               " is bound to kernel parameter '" + param.name +
+                               "', which is not a "
+                               "workspace"
+                         : "kernel workspace parameter '" + param.name +
+                               "' is bound to buffer " + std::to_string(*id) +
+                               ", which is not a workspace");
           arg.kind = LaunchArg::Kind::Buffer;
           arg.index = *id;
           dtype = buf->dtype;

@@ -19,8 +19,8 @@ namespace kopt::schedule {
 namespace {
 
 // The domains of the implemented values. The representation also names
-// TMA, split-K and persistent grids; `validate` rejects those with a reason
-// until the passes implement them.
+// TMA and persistent grids; `validate` rejects those with a reason until the
+// passes implement them.
 const std::vector<Instruction> kInstructions = {
     Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma};
 const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
@@ -30,7 +30,7 @@ const std::vector<int64_t> kBlockK = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kWarpM = {16, 32, 64, 128};
 const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
-const std::vector<int64_t> kSplitK = {1};
+const std::vector<int64_t> kSplitK = {1, 2, 4, 8, 16};
 const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
 const std::vector<int64_t> kVectorWidth = {1, 2, 4};
 
@@ -218,6 +218,14 @@ int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
          (s.blockK + kSmemPad);
 }
 
+int64_t splitKWorkspaceElements(const MatmulSchedule &s,
+                                const MatmulWorkload &w) {
+  if (s.splitK <= 1)
+    return 0;
+  int64_t tiles = ceilDiv(w.m, s.blockM) * ceilDiv(w.n, s.blockN);
+  return (tiles + 31) / 32 * 32 + s.splitK * w.m * w.n;
+}
+
 int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w) {
   // Saturates at INT64_MAX instead of wrapping (workloads of 2^60 elements).
   __int128 blocks = static_cast<__int128>(ceilDiv(w.m, s.blockM)) *
@@ -236,9 +244,6 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                        "sync");
   if (s.persistent)
     return std::string("persistent = true is not implemented yet");
-  if (!contains(kSplitK, s.splitK))
-    return cat("split_k = ", s.splitK,
-               " is not implemented yet; the domain is ", list(kSplitK));
 
   struct Domain {
     const char *name;
@@ -250,6 +255,7 @@ std::optional<std::string> validate(const MatmulSchedule &s,
         Domain{"block_n", s.blockN, kBlockN},
         Domain{"block_k", s.blockK, kBlockK}, Domain{"warp_m", s.warpM, kWarpM},
         Domain{"warp_n", s.warpN, kWarpN}, Domain{"stages", s.stages, kStages},
+        Domain{"split_k", s.splitK, kSplitK},
         Domain{"swizzle", s.swizzle, kSwizzle},
         Domain{"vector_width", s.vectorWidth, kVectorWidth}})
     if (!contains(d.domain, d.value))
@@ -277,6 +283,17 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     return cat("vector_width = ", s.vectorWidth,
                " needs N to be a multiple of it (N = ", w.n,
                "), so that vector stores stay aligned");
+  if (s.splitK > 1) {
+    int64_t kTiles = ceilDiv(w.k, s.blockK);
+    if (s.splitK > kTiles)
+      return cat("split_k = ", s.splitK, " exceeds the ", kTiles,
+                 " K tiles (ceil(K / block_k) = ceil(", w.k, " / ", s.blockK,
+                 ")): a split would compute nothing");
+    // Partials of 2^30 f32 (4 GiB) are far beyond any useful split.
+    if (w.m * w.n > (int64_t(1) << 30) / s.splitK)
+      return cat("split_k = ", s.splitK, " needs ", s.splitK, " x ", w.m, " x ",
+                 w.n, " f32 partial sums, more than the 4 GiB limit");
+  }
   if (gridBlocks(s, w) > kMaxGridBlocks)
     return cat("the grid of ", gridBlocks(s, w), " blocks exceeds ",
                kMaxGridBlocks);
@@ -633,9 +650,10 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "max_shared_per_block",
       "registers: accumulators (+ mma_sync fragments, + ffma operands) + 42 "
       "<= min(255, 65536 / (32 * num_warps)) per thread",
+      "split_k <= ceil(K / block_k); split_k * M * N <= 2^30 (the f32 "
+      "partials of the workspace)",
   });
-  j["not_implemented"] =
-      json::array({"copy = tma", "split_k > 1", "persistent = true"});
+  j["not_implemented"] = json::array({"copy = tma", "persistent = true"});
   j["default"] = toJSON(defaultSchedule(w, t));
   j["valid_points"] = validPoints(w, t).size();
   return j;

@@ -162,7 +162,9 @@ kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
         int64_t id = bufferIds.size();
         bufferIds[alloc.getResult()] = id;
-        FailureOr<json> j = bufferJSON(op, alloc.getType(), "", "");
+        FailureOr<json> j =
+            bufferJSON(op, alloc.getType(), "",
+                       alloc->hasAttr("kopt.workspace") ? "workspace" : "");
         if (failed(j))
           return WalkResult::interrupt();
         (*j)["id"] = id;
@@ -197,13 +199,21 @@ kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
       int64_t numKernelInputs = launch.getNumKernelOperands();
       if (auto n = launch->getAttrOfType<IntegerAttr>("kopt.num_inputs"))
         numKernelInputs = n.getInt();
+      // Parameters after the inputs and outputs are workspaces (split-K).
+      int64_t numKernelIO = launch.getNumKernelOperands();
+      if (auto n = launch->getAttrOfType<IntegerAttr>("kopt.num_outputs"))
+        numKernelIO = numKernelInputs + n.getInt();
       json params = json::array(), launchArgs = json::array();
       for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
-        std::string name =
-            i < paramNames.size() ? paramNames[i] : "p" + std::to_string(i);
         bool isInput = static_cast<int64_t>(i) < numKernelInputs;
-        FailureOr<json> j =
-            bufferJSON(launch, v.getType(), name, isInput ? "input" : "output");
+        bool isWorkspace = static_cast<int64_t>(i) >= numKernelIO;
+        std::string name = isWorkspace             ? "workspace"
+                           : i < paramNames.size() ? paramNames[i]
+                                                   : "p" + std::to_string(i);
+        FailureOr<json> j = bufferJSON(launch, v.getType(), name,
+                                       isWorkspace ? "workspace"
+                                       : isInput   ? "input"
+                                                   : "output");
         if (failed(j))
           return WalkResult::interrupt();
         params.push_back(*j);

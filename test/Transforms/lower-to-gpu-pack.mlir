@@ -13,7 +13,7 @@
 // 4095 x 4096 result: 64 x 64 tiles = 4096 blocks.
 // CHECK-LABEL: func.func @transposed(
 // CHECK:         gpu.launch_func @kopt_kernels::@pack_0 blocks in (%{{c4096[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c256[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
-// CHECK-SAME:      {kopt.class = "pack", kopt.num_inputs = 1 : i64, kopt.source = {attrs = {transpose = true}, name = "pack", params = ["input", "result"]}}
+// CHECK-SAME:      {kopt.class = "pack", kopt.num_inputs = 1 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {transpose = true}, name = "pack", params = ["input", "result"]}}
 // CHECK:       gpu.func @pack_0(%[[SRC:.*]]: memref<4093x4095xbf16>, %[[DST:.*]]: memref<4095x4096xbf16>) workgroup(%[[TILE:.*]] : memref<64x65xbf16, #gpu.address_space<workgroup>>) kernel
 // CHECK:         arith.minui
 // CHECK:         %[[V:.*]] = memref.load %[[SRC]]

@@ -23,7 +23,7 @@
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      dynamic_shared_memory_size %c0_i32{{(_[0-9]+)?}}
 // CHECK-SAME:      args(%[[X]] : memref<4x7xf32>, %[[C]] : memref<4x1xf32>, %[[OUT]] : memref<4x7xf32>)
-// CHECK-SAME:      {kopt.class = "elementwise", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
+// CHECK-SAME:      {kopt.class = "elementwise", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
 // CHECK-NEXT:  }
@@ -192,7 +192,7 @@ func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
 // CHECK:         gpu.launch_func @kopt_kernels::@rmsnorm_0
 // CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      kopt.class = "row", kopt.num_inputs = 2 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]}
+// CHECK-SAME:      kopt.class = "row", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]}
 // CHECK:       gpu.func @rmsnorm_0(%[[X:.*]]: memref<16x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[O:.*]]: memref<16x4096xbf16>)
 // CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME:    known_block_size = array<i32: 512, 1, 1>
@@ -274,7 +274,7 @@ func.func @reduce_rank1(%x: tensor<4096xf32>) -> tensor<bf16> {
 // CHECK:         gpu.launch_func @kopt_kernels::@layernorm_0
 // CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      kopt.num_inputs = 3 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "layernorm", params = ["input", "weight", "bias", "result"]}
+// CHECK-SAME:      kopt.num_inputs = 3 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "layernorm", params = ["input", "weight", "bias", "result"]}
 // CHECK:       gpu.func @layernorm_0(%{{.*}}: memref<8x1600xf32>, %[[W:.*]]: memref<1600xf32>, %[[B:.*]]: memref<1600xf32>, %{{.*}}: memref<8x1600xf32>)
 // CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-5: gpu.shuffle xor
@@ -314,7 +314,7 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      dynamic_shared_memory_size %c122880_i32
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
 // CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a GPU test run on this (GPU-less) machine: writes the GPU test problems
-# (test/gpu/problems.py), compiles each to PTX + launch manifest with kopt-opt,
+# (test/gpu/problems.py), compiles each to PTX + launch manifest with kopt-opt
+# (with NAME.sched.json as --kopt-schedule where the problem has one),
 # assembles each with ptxas, and copies the nlohmann/json headers, all under
 # .device/ (ignored by git) so that the device tool can carry them:
 #
@@ -22,7 +23,9 @@ python3 "$root/test/gpu/problems.py" "$out/src"
 fail=0
 for f in "$out"/src/*.mlir; do
   name=$(basename "$f" .mlir)
-  if ! "$kopt_opt" "$f" --kopt-to-ptx="output=$out/ptx/$name.ptx" -o /dev/null; then
+  sched=()
+  [ -f "$out/src/$name.sched.json" ] && sched=(--kopt-schedule="$out/src/$name.sched.json")
+  if ! "$kopt_opt" "$f" --kopt-to-ptx="output=$out/ptx/$name.ptx" "${sched[@]}" -o /dev/null; then
     echo "prepare.sh: kopt-opt failed on $f" >&2; fail=1; continue
   fi
   if ! "$ptxas" -arch=sm_90a "$out/ptx/$name.ptx" -o /dev/null; then

@@ -13,6 +13,7 @@ same op and shapes. Shapes follow issue #2: matmul 1x4096x4096, 4097x4095x4093 a
 64x64x1 in bf16 and f32; softmax, rmsnorm and layernorm on 4096x32000 and 7x33;
 elementwise ops with a broadcast bias on 4096x14336 (Llama-3.1-8B's MLP width).
 """
+import json
 import os
 import sys
 
@@ -24,8 +25,8 @@ def ttype(shape, dtype):
 def problems():
     out = []
 
-    def add(name, args, body_fn, result):
-        out.append((name, args, body_fn, result))
+    def add(name, args, body_fn, result, schedule=None):
+        out.append((name, args, body_fn, result, schedule))
 
     # matmul: (M, N, K, dtype, result dtype, transpose_a, transpose_b)
     mm = [
@@ -51,6 +52,32 @@ def problems():
             lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
             f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",
             ([m, n], rt))
+
+    # matmul with a schedule file (NAME.sched.json beside NAME.mlir): split-K for
+    # each instruction, odd sizes, a last split shorter than the others.
+    # (M, N, K, dtype, result dtype, transpose_b, schedule)
+    split = [
+        (32, 4096, 14336, "bf16", "bf16", True, {"split_k": 4}),
+        (5, 1000, 1000, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "cp_async", "block_m": 64, "block_n": 64,
+          "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 16,
+          "swizzle": 1, "vector_width": 2}),
+        (33, 17, 650, "f16", "f32", True,
+         {"instruction": "mma_sync", "copy": "sync", "block_m": 64, "block_n": 32,
+          "block_k": 32, "warp_m": 64, "warp_n": 8, "stages": 1, "split_k": 8,
+          "swizzle": 1, "vector_width": 1}),
+        (8, 4096, 4096, "f32", "f32", True, {"split_k": 16}),
+        (300, 200, 1000, "f32", "f32", False, {"split_k": 4}),
+    ]
+    for m, n, k, dt, rt, tb, sched in split:
+        a, b = [m, k], ([n, k] if tb else [k, n])
+        attr = " {transpose_b}" if tb else ""
+        name = (f"matmul_{dt}_{rt}_{m}x{n}x{k}" + ("_tb" if tb else "") +
+                f"_splitk{sched['split_k']}")
+        add(name, [(a, dt), (b, dt)],
+            lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
+            f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",
+            ([m, n], rt), schedule=sched)
 
     # kopt.pack written directly: (input shape, result shape, dtype, transpose)
     for ishape, rshape, dt, tr in [([4093, 4095], [4095, 4096], "bf16", True),
@@ -149,7 +176,7 @@ def main():
         sys.exit("usage: problems.py OUT_DIR")
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
-    for name, args, body_fn, (rshape, rdt) in problems():
+    for name, args, body_fn, (rshape, rdt), schedule in problems():
         names = [f"%arg{i}" for i in range(len(args))]
         sig = ", ".join(f"{n}: {ttype(s, d)}" for n, (s, d) in zip(names, args))
         rt = ttype(rshape, rdt)
@@ -159,6 +186,9 @@ def main():
                 f"  return %0 : {rt}\n}}\n")
         with open(os.path.join(outdir, name + ".mlir"), "w") as f:
             f.write(text)
+        if schedule is not None:
+            with open(os.path.join(outdir, name + ".sched.json"), "w") as f:
+                json.dump(schedule, f)
     print(f"wrote {len(problems())} problems to {outdir}")
 
 

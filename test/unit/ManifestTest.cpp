@@ -488,3 +488,62 @@ TEST(ManifestErrors, Pack) {
   doc["kernels"][5]["params"][0]["shape"] = {6000};
   expectError(doc, "op pack: 'input' and 'result' must be 2-D");
 }
+
+namespace {
+/// The valid manifest with a split-K matmul: a workspace parameter bound to a
+/// workspace buffer.
+json withWorkspace() {
+  json doc = valid();
+  doc["kernels"][0]["params"].push_back({{"name", "workspace"},
+                                         {"role", "workspace"},
+                                         {"dtype", "f32"},
+                                         {"shape", {32 + 2 * 128 * 256}}});
+  doc["functions"][0]["buffers"].push_back({{"id", 1},
+                                            {"role", "workspace"},
+                                            {"dtype", "f32"},
+                                            {"shape", {32 + 2 * 128 * 256}}});
+  doc["functions"][0]["launches"][0]["args"].push_back({{"buffer", 1}});
+  return doc;
+}
+} // namespace
+
+TEST(Manifest, ParsesWorkspace) {
+  Expected<Manifest> m = parseManifest(withWorkspace().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &mm = m->kernels[0];
+  ASSERT_EQ(mm.params.size(), 4u);
+  EXPECT_EQ(mm.params[3].role, Role::Workspace);
+  EXPECT_STREQ(roleName(mm.params[3].role), "workspace");
+  // Workspaces are not counted as traffic.
+  EXPECT_EQ(mm.totalParamBytes(), (128 * 64 + 256 * 64) * 2 + 128 * 256 * 4);
+  ASSERT_EQ(m->functions[0].buffers.size(), 2u);
+  EXPECT_FALSE(m->functions[0].buffers[0].workspace);
+  EXPECT_TRUE(m->functions[0].buffers[1].workspace);
+}
+
+TEST(ManifestErrors, Workspace) {
+  json doc = withWorkspace();
+  doc["functions"][0]["buffers"][1].erase("role");
+  expectError(doc, "kernel workspace parameter 'workspace' is bound to buffer "
+                   "1, which is not a workspace");
+  doc = withWorkspace();
+  doc["functions"][0]["launches"][0]["args"][2] = {{"buffer", 1}};
+  doc["functions"][0]["launches"][0]["args"][3] = {{"buffer", 0}};
+  expectError(doc, "workspace buffer 1 is bound to kernel parameter 'result'");
+  doc = withWorkspace();
+  doc["functions"][0]["buffers"][1]["role"] = "scratch";
+  expectError(doc, "unknown buffer role 'scratch'");
+  doc = withWorkspace();
+  doc["kernels"][0]["params"][3]["role"] = "output";
+  expectError(doc, "parameter 'workspace' of op matmul must have role "
+                   "'workspace'");
+  doc = withWorkspace();
+  doc["functions"][0]["args"][0]["role"] = "workspace";
+  expectError(doc, "workspaces are buffers");
+  doc = valid();
+  doc["kernels"][1]["params"].push_back({{"name", "workspace"},
+                                         {"role", "workspace"},
+                                         {"dtype", "f32"},
+                                         {"shape", {8}}});
+  expectError(doc, "op add takes 3 parameters");
+}

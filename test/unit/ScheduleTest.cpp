@@ -75,6 +75,23 @@ TEST(Schedule, ValidateNamesTheReason) {
               t.blockM = 48;
             }).find("block_m = 48 is not in its domain"),
             std::string::npos);
+  // Split-K: a domain, at least one K tile per split, bounded partials.
+  EXPECT_EQ(reason([](MatmulSchedule &t) { t.splitK = 16; }), "valid");
+  EXPECT_NE(reason([](MatmulSchedule &t) {
+              t.splitK = 3;
+            }).find("split_k = 3 is not in its domain [1, 2, 4, 8, 16]"),
+            std::string::npos);
+  {
+    // K = 480, block_k = 32: 15 K tiles, fewer than 16 splits.
+    MatmulSchedule t = s;
+    t.splitK = 16;
+    std::optional<std::string> r = validate(t, linear(4096, 4096, 480), h200());
+    ASSERT_TRUE(r);
+    EXPECT_NE(r->find("split_k = 16 exceeds the 15 K tiles"), std::string::npos)
+        << *r;
+    t.splitK = 8;
+    EXPECT_EQ(validate(t, linear(4096, 4096, 480), h200()), std::nullopt);
+  }
   EXPECT_NE(reason([](MatmulSchedule &t) {
               t.warpM = 128;
               t.blockM = 64;
@@ -250,3 +267,16 @@ TEST(Schedule, SpaceJson) {
 }
 
 } // namespace
+
+TEST(Schedule, SplitKWorkspace) {
+  MatmulWorkload w = linear(32, 4096, 14336);
+  MatmulSchedule s;
+  s.blockM = 64, s.blockN = 32;
+  EXPECT_EQ(splitKWorkspaceElements(s, w), 0);
+  s.splitK = 4;
+  // 1 x 128 tiles -> 128 counters, then 4 x 32 x 4096 partials.
+  EXPECT_EQ(splitKWorkspaceElements(s, w), 128 + 4 * 32 * 4096);
+  s.blockN = 256; // 16 tiles -> counters padded to 32
+  EXPECT_EQ(splitKWorkspaceElements(s, w), 32 + 4 * 32 * 4096);
+  EXPECT_EQ(gridBlocks(s, w), 16 * 4);
+}

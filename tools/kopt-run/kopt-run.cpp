@@ -344,6 +344,10 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
           ctx.copyToDevice(buf->get(), in.bytes.data(), p.numBytes()));
       inputs[p.name] = std::move(in.values);
       inputInfo[p.name] = dist.describe();
+    } else if (p.role == Role::Workspace) {
+      // Zero before the first launch; split-K kernels leave it reusable.
+      KOPT_RETURN_IF_ERROR(
+          ctx.memsetAsync(buf->get(), 0, p.numBytes(), stream));
     } else {
       KOPT_RETURN_IF_ERROR(
           ctx.memsetAsync(buf->get(), 0xff, p.numBytes(), stream));

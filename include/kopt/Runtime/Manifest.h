@@ -52,7 +52,9 @@ int64_t numBytes(const Shape &shape, DType dtype);
 /// "[4096, 32000]".
 std::string shapeToString(const Shape &shape);
 
-enum class Role { Input, Output };
+/// Workspace: scratch memory a kernel needs (split-K matmuls), zero-filled by
+/// the runtime before the kernel's first launch; never checked.
+enum class Role { Input, Output, Workspace };
 const char *roleName(Role role);
 
 /// A tensor: a kernel parameter or a function argument.
@@ -134,7 +136,8 @@ struct KernelSpec {
 
   /// The parameter called `name`, or null.
   const TensorSpec *findParam(std::string_view paramName) const;
-  /// Sum of the byte sizes of all parameters.
+  /// Sum of the byte sizes of the input and output parameters (workspaces
+  /// are not counted: the kernel touches only part of them).
   int64_t totalParamBytes() const;
 };
 
@@ -143,6 +146,8 @@ struct BufferSpec {
   int64_t id = 0;
   DType dtype = DType::F32;
   Shape shape;
+  /// A workspace (`"role": "workspace"`): zero-filled once when allocated.
+  bool workspace = false;
 };
 
 /// One argument of a launch: the function's `index`-th argument, or the buffer

@@ -70,8 +70,11 @@ struct MatmulSchedule {
   int64_t warpM = 64, warpN = 32;
   /// Shared-memory buffers of the K loop (1: no pipelining).
   int64_t stages = 2;
-  /// Slices of K computed by separate blocks (1: none; larger values are not
-  /// implemented yet: rejected).
+  /// Slices of K computed by separate blocks (1: none). With S > 1, split s
+  /// of every output tile computes K tiles [s P, (s + 1) P), P =
+  /// ceil(ceil(K / block_k) / S), and writes f32 partial sums to a workspace;
+  /// the last block of the tile to finish adds the S partials in split order
+  /// and stores the result (splitKWorkspaceElements gives the size).
   int64_t splitK = 1;
   /// Grouped rasterization: block tiles are visited in groups of `swizzle`
   /// tile rows, M fastest within a group, for L2 reuse (1: row-major order).
@@ -128,6 +131,14 @@ int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
 
 /// Blocks launched: ceil(M / block_m) * ceil(N / block_n) * split_k.
 int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// f32 elements of the split-K workspace: one counter per output tile
+/// (ceil(M / block_m) * ceil(N / block_n), rounded up to a multiple of 32),
+/// then split_k * M * N partial sums; 0 when split_k is 1. The workspace must
+/// be zero before the kernel's first launch; the kernel leaves its counters
+/// at zero, so later launches reuse it without clearing.
+int64_t splitKWorkspaceElements(const MatmulSchedule &s,
+                                const MatmulWorkload &w);
 
 /// Why `s` cannot compute `w` on `t`, or nullopt when it can. Checked before
 /// anything is compiled; the reason names the parameter and the limit.

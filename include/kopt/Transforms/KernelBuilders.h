@@ -44,6 +44,9 @@ struct LaunchConfig {
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::array<int64_t, 3> block = {1, 1, 1};
   int64_t dynamicSharedBytes = 0;
+  /// f32 elements of a workspace the kernel takes as its last parameter
+  /// (split-K matmuls), zero before the kernel's first launch; 0: none.
+  int64_t workspaceElements = 0;
 };
 
 /// Classifies the body of `kernel`; emits an error at the offending op and
