@@ -209,9 +209,14 @@ def split_bases(p, default):
     around it (small grids are where splitting K pays)."""
     vw = 2 if p["n"] % 2 == 0 else 1
     if p["dtype"] == "f32":
+        shapes = [(64, 32, 16, 16, 16), (64, 64, 32, 16, 16), (32, 64, 16, 16, 16),
+                  (128, 128, 64, 32, 8)]
+        if p["m"] <= 64:  # decode: smaller and wider tiles, longer K steps
+            shapes += [(16, 64, 16, 16, 16), (16, 64, 16, 16, 32), (16, 64, 16, 16, 64),
+                       (32, 64, 16, 16, 32), (32, 64, 16, 16, 64), (32, 128, 16, 32, 16),
+                       (32, 128, 16, 32, 32), (16, 128, 16, 32, 32)]
         tiles = [dict(block_m=bm, block_n=bn, warp_m=wm, warp_n=wn, block_k=bk)
-                 for bm, bn, wm, wn, bk in ((64, 32, 16, 16, 16), (64, 64, 32, 16, 16),
-                                            (32, 64, 16, 16, 16), (128, 128, 64, 32, 8))]
+                 for bm, bn, wm, wn, bk in shapes]
         base = {"instruction": "ffma", "copy": "sync", "stages": 1, "swizzle": 1}
         out = [dict(base, **t, vector_width=4 if t["block_m"] == 128 and p["n"] % 4 == 0
                     else 1) for t in tiles]

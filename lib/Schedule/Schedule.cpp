@@ -440,13 +440,31 @@ std::optional<std::string> validate(const MatmulSchedule &s,
   return std::nullopt;
 }
 
+/// SMs of an H100 / H200 SXM, which the split-K rules were measured on.
+constexpr int64_t kSplitTargetSMs = 132;
+/// Blocks a split-K grid of the SIMT schedule may reach: 8 per SM.
+constexpr int64_t kSplitTargetBlocks = 8 * kSplitTargetSMs;
+
+/// The largest split_k of the domain with at most `maxBlocks` blocks in the
+/// grid and at least `minKSteps` K steps per split (1 when none is larger).
+static int64_t largestSplit(const MatmulSchedule &s, const MatmulWorkload &w,
+                            int64_t maxBlocks, int64_t minKSteps) {
+  int64_t tiles = ceilDiv(w.m, s.blockM) * ceilDiv(w.n, s.blockN);
+  int64_t kSteps = ceilDiv(w.k, s.blockK);
+  int64_t best = 1;
+  for (int64_t sk : kSplitK)
+    if (tiles * sk <= maxBlocks && kSteps / sk >= minKSteps)
+      best = std::max(best, sk);
+  return best;
+}
+
 MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
   // The rules below come from the schedule sweeps on the H200 (bench/results/
   // 2026-11-29-schedule-sweep-h200: 1252 schedules over the suite's 29 GEMM
   // shapes; -sweep2-h200: the f32 and small-grid shapes after the SIMT and
   // small-grid changes; -sweep3-h200 and -sweep4-h200: block_k = 128 for
-  // decode and small grids); docs/schedules.md lists them with the measured
-  // gaps to the best.
+  // decode and small grids; -split-k-h200: split_k 1-16 on the small-grid
+  // shapes); docs/schedules.md lists them with the measured gaps to the best.
   MatmulSchedule s;
   s.splitK = 1;
   s.persistent = false;
@@ -463,6 +481,15 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.blockM = 64, s.blockN = 32, s.blockK = 16;
       s.warpM = 16, s.warpN = 16;
       s.swizzle = 1;
+      // Decode: 16 x 64 tiles (32 x 64 above M = 16) split along K into up
+      // to 16 slices, as long as the grid stays within 8 blocks per SM and
+      // every slice keeps 16 K steps (8 x 4096 x 4096: 0.222 ms unsplit,
+      // 0.080 ms so).
+      MatmulSchedule split = s;
+      split.blockM = w.m <= 16 ? 16 : 32, split.blockN = 64;
+      split.splitK = largestSplit(split, w, kSplitTargetBlocks, 16);
+      if (split.splitK > 1 && !validate(split, w, t))
+        return split;
     } else {
       // 128 x 128 tiles, K step 8, 8 warps: 8 x 8 outputs per thread in
       // 4 x 4 chunks (vector loads from shared memory, 4-wide stores).
@@ -470,6 +497,14 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.warpM = 64, s.warpN = 32;
       s.swizzle = 8;
       s.vectorWidth = w.n % 4 == 0 ? 4 : 1;
+      // Grids of at most 512 tiles (about 4 per SM) split K in 4 when each
+      // slice keeps 32 K steps (512 x 6144 x 4096: 1.146 ms -> 0.897 ms).
+      if (gridBlocks(s, w) <= 512 && ceilDiv(w.k, s.blockK) >= 4 * 32) {
+        MatmulSchedule split = s;
+        split.splitK = 4;
+        if (!validate(split, w, t))
+          return split;
+      }
     }
     return s;
   }
@@ -480,7 +515,16 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
     s.blockK = 64;
     s.vectorWidth = evenN;
     int64_t bigTiles = ceilDiv(w.m, 128) * ceilDiv(w.n, 256);
-    if (w.m > 64 && bigTiles >= 100) {
+    int64_t tiles64 = ceilDiv(w.m, 64) * ceilDiv(w.n, 64);
+    if (w.k >= 6144 && 2 * tiles64 <= kSplitTargetSMs) {
+      // Long K on a grid of at most one 64 x 64 tile per two SMs: split K
+      // in 2 (32 x 4096 x 14336: 0.0513 ms -> 0.0460 ms).
+      s.blockM = 64, s.blockN = 64, s.warpM = 64, s.warpN = 64;
+      s.blockK = 128;
+      s.stages = 5;
+      s.swizzle = 1;
+      s.splitK = 2;
+    } else if (w.m > 64 && bigTiles >= 100) {
       // Prefill: two warpgroups of 64 x 256, four stages, groups of 8 tile
       // rows.
       s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 256;

@@ -9,6 +9,16 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
 // Without wgmma (sm_90), the default is mma_sync:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" | FileCheck %s --check-prefix=MMA
+// The default heuristic splits K for f32 decode (16 x 64 SIMT tiles, up to 16
+// splits) and for long K on small wgmma grids (64 x 64 tiles, 2 splits), not
+// for K = 4096 on tensor cores:
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT-LABEL: func.func @decode(
+// DEFAULT:         block_m = 64, block_n = 32, block_k = 128, {{.*}} split_k = 1,
+// DEFAULT-LABEL: func.func @f32_decode(
+// DEFAULT:         instruction = ffma, {{.*}} block_m = 16, block_n = 64, block_k = 16, {{.*}} split_k = 16,
+// DEFAULT-LABEL: func.func @long_k(
+// DEFAULT:         instruction = wgmma, {{.*}} block_m = 64, block_n = 64, block_k = 128, {{.*}} stages = 5, split_k = 2,
 // PTX that ptxas accepts, and the manifest's workspace parameter and buffer:
 // RUN: rm -f %t.ptx %t.json
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" --kopt-schedule=%S/Inputs/schedule-split-k4.json -o /dev/null
@@ -80,4 +90,12 @@ func.func @decode(%x: tensor<32x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tenso
 func.func @f32_decode(%x: tensor<8x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<8x4096xf32> {
   %y = kopt.matmul %x, %w {transpose_b} : tensor<8x4096xf32>, tensor<4096x4096xf32> -> tensor<8x4096xf32>
   return %y : tensor<8x4096xf32>
+}
+
+// -----
+
+// MMA-LABEL: func.func @long_k(
+func.func @long_k(%x: tensor<32x14336xbf16>, %w: tensor<4096x14336xbf16>) -> tensor<32x4096xbf16> {
+  %y = kopt.matmul %x, %w {transpose_b} : tensor<32x14336xbf16>, tensor<4096x14336xbf16> -> tensor<32x4096xbf16>
+  return %y : tensor<32x4096xbf16>
 }
