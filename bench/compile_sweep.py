@@ -5,7 +5,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
     bench/compile_sweep.py --out DIR [--kopt-opt PATH] [--kopt-space PATH]
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
-                           [--split-k LIST]
+                           [--split-k LIST] [--persistent]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -16,6 +16,10 @@ rasterization; for f32 a grid of SIMT tiles.
 With --split-k LIST (e.g. 1,2,4,8,16) the sweep is a split-K sweep instead: for each
 problem, the default schedule and a few tile variants of `split_bases()`, each with
 every split_k of LIST (tag "split_k"; the default's own split_k keeps tag "default").
+
+With --persistent the sweep compares persistent grids: the default schedule and a few
+wgmma tiles of `persistent_bases()`, each with persistent false and true (tag
+"persistent").
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -230,6 +234,21 @@ def split_bases(p, default):
     return [base] + out
 
 
+def persistent_bases(p, default):
+    """Schedules whose `persistent` the persistent sweep varies (wgmma problems)."""
+    vw = 2 if p["n"] % 2 == 0 else 1
+    sw = 8 if p["m"] >= 512 else 1
+    base = {k: v for k, v in default.items() if k != "num_warps"}
+    out = [base]
+    for bm, bn, wm, wn, bk, st in ((128, 256, 64, 256, 64, 4), (128, 256, 64, 256, 64, 3),
+                                   (128, 128, 64, 128, 64, 4), (128, 128, 64, 128, 128, 3),
+                                   (256, 128, 128, 128, 64, 4)):
+        out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
+                    "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                    "block_k": bk, "swizzle": sw, "vector_width": vw, "split_k": 1})
+    return out
+
+
 def run(cmd, timeout=TIMEOUT_S):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -296,6 +315,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--split-k", default=None,
                     help="comma-separated split_k values: a split-K sweep")
+    ap.add_argument("--persistent", action="store_true",
+                    help="a sweep of persistent = false / true")
     args = ap.parse_args(argv)
     splits = None
     if args.split_k:
@@ -328,6 +349,11 @@ def main(argv=None):
                 return 2
             default = json.loads(out)
             jobs.append((p, default, ["default"], True))
+            if args.persistent:
+                for b in persistent_bases(p, default):
+                    for pe in (False, True):
+                        jobs.append((p, dict(b, persistent=pe), ["persistent"], None))
+                continue
             if splits:
                 for b in split_bases(p, default):
                     for sk in splits:
@@ -425,7 +451,7 @@ def main(argv=None):
                "seed": args.seed, "points": records}
     with open(os.path.join(args.out, "compile_sweep.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    for tag in ("default", "sweep", "split_k", "random", "random_valid"):
+    for tag in ("default", "sweep", "split_k", "persistent", "random", "random_valid"):
         rs = [r for r in records if tag in r["tags"]]
         if rs:
             c = {}

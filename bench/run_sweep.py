@@ -65,7 +65,7 @@ import run_suite  # noqa: E402  (the worker, the timing routine, the loaders)
 
 SWEEP_VERSION = 1
 DTYPES = ("f32", "f16", "bf16")
-KNOWN_TAGS = ("sweep", "default", "split_k", "random", "random_valid")
+KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "random", "random_valid")
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\(")
 MAX_DYNAMIC_SHARED = 227 * 1024   # sm_90 opt-in limit per block

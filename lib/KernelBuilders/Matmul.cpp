@@ -371,6 +371,39 @@ static FailureOr<Value> issuePrologue(OpBuilder &b, Location loc,
   return last;
 }
 
+/// The origin (m0, n0) of output tile number `tile` in the rasterization
+/// order: with swizzle G > 1 the tiles are visited in groups of G tile rows, M
+/// fastest within a group (grouped rasterization: blocks running together
+/// share rows of A and columns of B in L2); with G = 1, row-major order.
+static std::pair<Value, Value> tileCoordinates(OpBuilder &b, Location loc,
+                                               const Contraction &c,
+                                               int64_t bm, int64_t bn,
+                                               int64_t swizzle, Value tile) {
+  int64_t tilesN = llvm::divideCeil(c.N, bn),
+          tilesM = llvm::divideCeil(c.M, bm);
+  Value tileM, tileN;
+  if (swizzle <= 1 || tilesM <= 1) {
+    tileN = arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
+    tileM = arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
+  } else {
+    Value perGroup = indexConst(b, loc, swizzle * tilesN);
+    Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
+    Value firstM =
+        arith::MulIOp::create(b, loc, group, indexConst(b, loc, swizzle));
+    Value rows = arith::MinSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, indexConst(b, loc, tilesM), firstM),
+        indexConst(b, loc, swizzle));
+    Value local = arith::RemUIOp::create(b, loc, tile, perGroup);
+    tileM = arith::AddIOp::create(b, loc, firstM,
+                                  arith::RemUIOp::create(b, loc, local, rows));
+    tileN = arith::DivUIOp::create(b, loc, local, rows);
+  }
+  Value n0 = arith::MulIOp::create(b, loc, tileN, indexConst(b, loc, bn));
+  Value m0 = arith::MulIOp::create(b, loc, tileM, indexConst(b, loc, bm));
+  return {m0, n0};
+}
+
 namespace {
 /// Where a block works: the origin (m0, n0) of its output tile (number `tile`
 /// of `tiles`), its K split and the split's first K element (`kBase`, null
@@ -413,26 +446,7 @@ static FailureOr<TileOrigin> tileOrigin(OpBuilder &b, Location loc,
                                     indexConst(b, loc, o.kTiles * bk));
   }
   o.tile = tile;
-  Value tileM, tileN;
-  if (swizzle <= 1 || tilesM <= 1) {
-    tileN = arith::RemUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
-    tileM = arith::DivUIOp::create(b, loc, tile, indexConst(b, loc, tilesN));
-  } else {
-    Value perGroup = indexConst(b, loc, swizzle * tilesN);
-    Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
-    Value firstM =
-        arith::MulIOp::create(b, loc, group, indexConst(b, loc, swizzle));
-    Value rows = arith::MinSIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, indexConst(b, loc, tilesM), firstM),
-        indexConst(b, loc, swizzle));
-    Value local = arith::RemUIOp::create(b, loc, tile, perGroup);
-    tileM = arith::AddIOp::create(b, loc, firstM,
-                                  arith::RemUIOp::create(b, loc, local, rows));
-    tileN = arith::DivUIOp::create(b, loc, local, rows);
-  }
-  o.n0 = arith::MulIOp::create(b, loc, tileN, indexConst(b, loc, bn));
-  o.m0 = arith::MulIOp::create(b, loc, tileM, indexConst(b, loc, bm));
+  std::tie(o.m0, o.n0) = tileCoordinates(b, loc, c, bm, bn, swizzle, tile);
   return o;
 }
 
@@ -1108,7 +1122,8 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
 /// while the previous step's buffer is refilled.
 static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                                           gpu::GPUFuncOp func,
-                                          const sched::MatmulSchedule &s) {
+                                          const sched::MatmulSchedule &s,
+                                          int64_t persistentBlocks) {
   const int64_t kBM = s.blockM, kBN = s.blockN, kBK = s.blockK,
                 kStages = s.stages, kWarpM = s.warpM, kWarpN = s.warpN;
   const int64_t kGroupsN = kBN / kWarpN, kMTiles = kWarpM / 64;
@@ -1159,31 +1174,215 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       b, loc,
       arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpN));
+  auto f32 = b.getF32Type();
+  auto accType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(kAccs, f32));
+  // The wgmma of one K tile in stage `stage` (an i64): block_k / 16 K steps,
+  // warp_m / 64 instructions each, accumulating into `accIn`.
+  auto wgmmaStep = [&](Value stage, Value groupA, Value groupB,
+                       ValueRange accIn) -> SmallVector<Value> {
+    Value stageA = arith::AddIOp::create(
+        b, loc, groupA,
+        arith::MulIOp::create(b, loc, stage, cI64(kBM * kBK * 2)));
+    Value stageB = arith::AddIOp::create(
+        b, loc, groupB,
+        arith::MulIOp::create(b, loc, stage, cI64(kBN * kBK * 2)));
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    SmallVector<Value> acc(accIn);
+    NVVM::WGMMATypes type =
+        elt.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+    for (int64_t ks = 0; ks < kBK / 16; ++ks) {
+      // K step ks: sub-tile ks / 4, 32 bytes per step inside its rows.
+      int64_t sub = ks / 4, inRow = (ks % 4) * 32;
+      Value descB = wgmmaDescriptor(
+          b, loc,
+          arith::AddIOp::create(b, loc, stageB, cI64(sub * kBN * 128 + inRow)));
+      for (int64_t t = 0; t < kMTiles; ++t) {
+        Value descA = wgmmaDescriptor(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, stageA, cI64(sub * kBM * 128 + t * 64 * 128 + inRow)));
+        acc[t] = NVVM::WgmmaMmaAsyncOp::create(
+            b, loc, accType, acc[t], descA, descB,
+            NVVM::MMAShapeAttr::get(ctx, 64, kWarpN, 16),
+            NVVM::WGMMATypesAttr::get(ctx, type),
+            NVVM::WGMMATypesAttr::get(ctx, type),
+            NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+            NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+            NVVM::MMAIntOverflowAttr());
+      }
+    }
+    return acc;
+  };
+  // The epilogue of the tile at (m0, n0) (PTX ISA, wgmma .m64nNk16
+  // accumulator layout): warp w of the warpgroup holds rows 16 w + l / 4
+  // (+ 8), lane l columns 8 j + 2 (l % 4) (+ 1) of every 8-column chunk j,
+  // registers 4 j + {0, 1, 2, 3}.
+  auto storeTile = [&](Value m0, Value n0, const TileOrigin &org,
+                       function_ref<Value(int64_t)> accOf) {
+    Value laneRow = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, warpInGroup, indexConst(b, loc, 16)),
+        arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4)));
+    Value laneCol = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
+        indexConst(b, loc, 2));
+    Value rowBase = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
+    Value colBase = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
+    emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
+      for (int64_t t = 0; t < kMTiles; ++t) {
+        Value acc = accOf(t);
+        for (int64_t j = 0; j < kWarpN / 8; ++j)
+          forEachAccumulatorOfQuad(
+              b, loc, rowBase, t * 64, colBase, j * 8,
+              [&](int64_t r) -> Value {
+                return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
+              },
+              s.vectorWidth, emit);
+      }
+    });
+  };
+  // Descriptor start addresses of this warpgroup's rows of A and B in stage
+  // 0: 128 bytes per row.
+  auto groupBases = [&]() -> std::pair<Value, Value> {
+    Value rowBytesA = arith::MulIOp::create(b, loc, toI64(groupRow), cI64(128));
+    Value rowBytesB = arith::MulIOp::create(b, loc, toI64(groupCol), cI64(128));
+    return {arith::AddIOp::create(b, loc, baseA, rowBytesA),
+            arith::AddIOp::create(b, loc, baseB, rowBytesB)};
+  };
+  auto zeroAccumulators = [&]() {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    SmallVector<Value> accInit;
+    for (int64_t t = 0; t < kMTiles; ++t) {
+      Value acc = LLVM::UndefOp::create(b, loc, accType);
+      for (int64_t i = 0; i < kAccs; ++i)
+        acc = LLVM::InsertValueOp::create(b, loc, acc, zero, i);
+      accInit.push_back(acc);
+    }
+    return accInit;
+  };
+
+  if (s.persistent) {
+    // Persistent grid: `persistentBlocks` blocks (all resident at once)
+    // walk the tiles bid, bid + grid, ... in rasterization order. Their K
+    // tiles form one stream, flattened index f = tile count * K tiles + kt,
+    // so the cp.async ring runs on across tiles: the next tile's first
+    // stages are in flight while this tile's last wgmma and its epilogue run.
+    int64_t tilesM = llvm::divideCeil(c.M, kBM),
+            tilesN = llvm::divideCeil(c.N, kBN);
+    int64_t tiles = tilesM * tilesN, kTiles = llvm::divideCeil(c.K, kBK);
+    int64_t grid = std::min(tiles, persistentBlocks);
+    cfg.grid = {grid, 1, 1};
+    Value bid = blockIdX(b, loc);
+    auto idx = [&](int64_t v) { return indexConst(b, loc, v); };
+    // ceil((tiles - bid) / grid) tiles for this block.
+    Value myTiles = arith::DivUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, idx(tiles), bid),
+                              idx(grid - 1)),
+        idx(grid));
+    Value total = arith::MulIOp::create(b, loc, myTiles, idx(kTiles));
+    auto [groupA, groupB] = groupBases();
+    SmallVector<Value> accInit = zeroAccumulators();
+    // Tile number and K tile of flattened index f.
+    auto split = [&](Value f) -> std::pair<Value, Value> {
+      Value q = arith::DivUIOp::create(b, loc, f, idx(kTiles));
+      Value tile = arith::AddIOp::create(
+          b, loc, bid, arith::MulIOp::create(b, loc, q, idx(grid)));
+      return {tile, arith::RemUIOp::create(b, loc, f, idx(kTiles))};
+    };
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+    // The copies of flattened K tile f into stage f % stages; past the
+    // block's last one they read nothing (k beyond K) and fill a stage
+    // nobody reads.
+    auto issueFlat = [&](Value f) -> FailureOr<Value> {
+      auto [tile, kt] = split(f);
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f, total);
+      Value kTile = arith::SelectOp::create(b, loc, inside, kt, idx(kTiles));
+      auto [tm0, tn0] =
+          tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+      Value stage = arith::RemUIOp::create(b, loc, f, idx(kStages));
+      Value kBase = arith::MulIOp::create(b, loc, kTile, idx(kBK));
+      FailureOr<SmallVector<Value>> ta =
+          issueTileAsync(b, loc, mm, a, stage, tm0, kBase, tid, kThreads);
+      FailureOr<SmallVector<Value>> tb =
+          issueTileAsync(b, loc, mm, bs, stage, tn0, kBase, tid, kThreads);
+      if (failed(ta) || failed(tb))
+        return failure();
+      SmallVector<Value> tokens(*ta);
+      tokens.append(tb->begin(), tb->end());
+      return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
+          .getResult();
+    };
+    Value lastGroup;
+    for (int64_t i = 0; i + 1 < kStages; ++i) {
+      FailureOr<Value> g = issueFlat(idx(i));
+      if (failed(g))
+        return failure();
+      lastGroup = *g;
+    }
+    // Tiles of the block (outer loop), K tiles of a tile (inner loop, from
+    // zero accumulators: a tile's wgmma all completed in the previous
+    // epilogue, so no register the tensor cores still use is rewritten).
+    auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(tileLoop.getBody());
+      Value tileIter = tileLoop.getInductionVar();
+      Value tile = arith::AddIOp::create(
+          b, loc, bid, arith::MulIOp::create(b, loc, tileIter, idx(grid)));
+      Value f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
+      auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1),
+                                      accInit);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(kLoop.getBody());
+        Value f = arith::AddIOp::create(b, loc, f0, kLoop.getInductionVar());
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                         b.getI32IntegerAttr(kStages - 2));
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        gpu::BarrierOp::create(b, loc);
+        Value stage = toI64(arith::RemUIOp::create(b, loc, f, idx(kStages)));
+        SmallVector<Value> acc =
+            wgmmaStep(stage, groupA, groupB, kLoop.getRegionIterArgs());
+        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+        gpu::BarrierOp::create(b, loc);
+        if (failed(issueFlat(
+                arith::AddIOp::create(b, loc, f, idx(kStages - 1)))))
+          return failure();
+        scf::YieldOp::create(b, loc, acc);
+      }
+      // The tile's epilogue, from registers, while the next tile's first
+      // stages are in flight.
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+      TileOrigin org;
+      org.m0 = tm0, org.n0 = tn0, org.tile = tile;
+      storeTile(tm0, tn0, org, [&](int64_t t) { return kLoop.getResult(t); });
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    gpu::ReturnOp::create(b, loc);
+    return cfg;
+  }
+
   FailureOr<TileOrigin> origin =
       tileOrigin(b, loc, c, kBM, kBN, kBK, s.swizzle, s.splitK, cfg);
   if (failed(origin))
     return failure();
   const TileOrigin &org = *origin;
   Value m0 = org.m0, n0 = org.n0;
-
-  // Descriptor start addresses of this warpgroup's rows of A and B in stage
-  // 0: 128 bytes per row.
-  Value rowBytesA = arith::MulIOp::create(b, loc, toI64(groupRow), cI64(128));
-  Value rowBytesB = arith::MulIOp::create(b, loc, toI64(groupCol), cI64(128));
-  Value groupA = arith::AddIOp::create(b, loc, baseA, rowBytesA);
-  Value groupB = arith::AddIOp::create(b, loc, baseB, rowBytesB);
-
-  auto f32 = b.getF32Type();
-  auto accType =
-      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(kAccs, f32));
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  SmallVector<Value> accInit;
-  for (int64_t t = 0; t < kMTiles; ++t) {
-    Value acc = LLVM::UndefOp::create(b, loc, accType);
-    for (int64_t i = 0; i < kAccs; ++i)
-      acc = LLVM::InsertValueOp::create(b, loc, acc, zero, i);
-    accInit.push_back(acc);
-  }
+  auto [groupA, groupB] = groupBases();
+  SmallVector<Value> accInit = zeroAccumulators();
 
   auto issueGroup = [&](Value kTile) {
     return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
@@ -1218,41 +1417,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
 
     Value stage =
         toI64(arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
-    Value stageA = arith::AddIOp::create(
-        b, loc, groupA,
-        arith::MulIOp::create(b, loc, stage, cI64(kBM * kBK * 2)));
-    Value stageB = arith::AddIOp::create(
-        b, loc, groupB,
-        arith::MulIOp::create(b, loc, stage, cI64(kBN * kBK * 2)));
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    SmallVector<Value> acc(kLoop.getRegionIterArgs());
-    NVVM::WGMMATypes type =
-        elt.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
-    for (int64_t ks = 0; ks < kBK / 16; ++ks) {
-      // K step ks: sub-tile ks / 4, 32 bytes per step inside its rows.
-      int64_t sub = ks / 4, inRow = (ks % 4) * 32;
-      Value descB = wgmmaDescriptor(
-          b, loc,
-          arith::AddIOp::create(b, loc, stageB, cI64(sub * kBN * 128 + inRow)));
-      for (int64_t t = 0; t < kMTiles; ++t) {
-        Value descA = wgmmaDescriptor(
-            b, loc,
-            arith::AddIOp::create(
-                b, loc, stageA, cI64(sub * kBM * 128 + t * 64 * 128 + inRow)));
-        acc[t] = NVVM::WgmmaMmaAsyncOp::create(
-            b, loc, accType, acc[t], descA, descB,
-            NVVM::MMAShapeAttr::get(ctx, 64, kWarpN, 16),
-            NVVM::WGMMATypesAttr::get(ctx, type),
-            NVVM::WGMMATypesAttr::get(ctx, type),
-            NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-            NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
-            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
-            NVVM::MMAIntOverflowAttr());
-      }
-    }
+    SmallVector<Value> acc =
+        wgmmaStep(stage, groupA, groupB, kLoop.getRegionIterArgs());
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
     gpu::BarrierOp::create(b, loc);
@@ -1264,33 +1430,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     scf::YieldOp::create(b, loc, acc);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-
-  // Epilogue (PTX ISA, wgmma .m64nNk16 accumulator layout): warp w of the
-  // warpgroup holds rows 16 w + l / 4 (+ 8), lane l columns 8 j + 2 (l % 4)
-  // (+ 1) of every 8-column chunk j, registers 4 j + {0, 1, 2, 3}.
-  Value laneRow = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, warpInGroup, indexConst(b, loc, 16)),
-      arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4)));
-  Value laneCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
-      indexConst(b, loc, 2));
-  Value rowBase = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
-  Value colBase = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
-  emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
-    for (int64_t t = 0; t < kMTiles; ++t) {
-      Value acc = kLoop.getResult(t);
-      for (int64_t j = 0; j < kWarpN / 8; ++j)
-        forEachAccumulatorOfQuad(
-            b, loc, rowBase, t * 64, colBase, j * 8,
-            [&](int64_t r) -> Value {
-              return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
-            },
-            s.vectorWidth, emit);
-    }
-  });
+  storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -1327,7 +1467,8 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
     c->workspace = func.getArgument(index);
   }
   FailureOr<LaunchConfig> cfg =
-      s.instruction == sched::Instruction::Wgmma     ? buildWgmma(*c, func, s)
+      s.instruction == sched::Instruction::Wgmma
+          ? buildWgmma(*c, func, s, sched::persistentGridBlocks(s, w, target))
       : s.instruction == sched::Instruction::MmaSync ? buildMma(*c, func, s)
                                                      : buildSimt(*c, func, s);
   if (succeeded(cfg))

@@ -18,9 +18,8 @@ namespace kopt::schedule {
 
 namespace {
 
-// The domains of the implemented values. The representation also names
-// TMA and persistent grids; `validate` rejects those with a reason until the
-// passes implement them.
+// The domains of the implemented values. The representation also names TMA;
+// `validate` rejects it with a reason until the passes implement it.
 const std::vector<Instruction> kInstructions = {
     Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma};
 const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
@@ -180,10 +179,14 @@ namespace {
 struct ChipLimits {
   const char *chip;
   int64_t sharedKB;
+  /// SMs of the family's largest part: A100 108, A40 / RTX 3090 84 (GA102
+  /// parts), Jetson AGX Orin 16, L40 / RTX 4090 142 / 128 (128 taken), H100
+  /// SXM / H200 132.
+  int64_t multiprocessors;
 };
-constexpr ChipLimits kChips[] = {{"sm_80", 163}, {"sm_86", 99},
-                                 {"sm_87", 163}, {"sm_89", 99},
-                                 {"sm_90", 227}, {"sm_90a", 227}};
+constexpr ChipLimits kChips[] = {{"sm_80", 163, 108}, {"sm_86", 99, 84},
+                                 {"sm_87", 163, 16},  {"sm_89", 99, 128},
+                                 {"sm_90", 227, 132}, {"sm_90a", 227, 132}};
 } // namespace
 
 const std::vector<std::string> &Target::knownChips() {
@@ -203,6 +206,7 @@ std::optional<Target> Target::forChip(const std::string &chip) {
       t.chip = chip;
       t.hasWgmma = chip == "sm_90a";
       t.maxSharedPerBlock = c.sharedKB * 1024;
+      t.multiprocessors = c.multiprocessors;
       return t;
     }
   return std::nullopt;
@@ -226,6 +230,15 @@ int64_t splitKWorkspaceElements(const MatmulSchedule &s,
   return (tiles + 31) / 32 * 32 + s.splitK * w.m * w.n;
 }
 
+int64_t persistentGridBlocks(const MatmulSchedule &s, const MatmulWorkload &w,
+                             const Target &t) {
+  int64_t tiles = ceilDiv(w.m, s.blockM) * ceilDiv(w.n, s.blockN);
+  int64_t perSM = std::min<int64_t>(
+      2048 / std::max<int64_t>(s.threads(), 32),
+      (t.maxSharedPerBlock + 1024) / (sharedBytes(s, w) + 1024));
+  return std::min(tiles, t.multiprocessors * std::max<int64_t>(perSM, 1));
+}
+
 int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w) {
   // Saturates at INT64_MAX instead of wrapping (workloads of 2^60 elements).
   __int128 blocks = static_cast<__int128>(ceilDiv(w.m, s.blockM)) *
@@ -242,8 +255,6 @@ std::optional<std::string> validate(const MatmulSchedule &s,
   if (s.copy == CopyEngine::TMA)
     return std::string("copy = tma is not implemented yet; use cp_async or "
                        "sync");
-  if (s.persistent)
-    return std::string("persistent = true is not implemented yet");
 
   struct Domain {
     const char *name;
@@ -283,6 +294,10 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     return cat("vector_width = ", s.vectorWidth,
                " needs N to be a multiple of it (N = ", w.n,
                "), so that vector stores stay aligned");
+  if (s.persistent && (s.instruction != Instruction::Wgmma || s.splitK != 1))
+    return cat("persistent = true is implemented for wgmma with split_k = 1 "
+               "(got ",
+               toString(s.instruction), ", split_k = ", s.splitK, ")");
   if (s.splitK > 1) {
     int64_t kTiles = ceilDiv(w.k, s.blockK);
     if (s.splitK > kTiles)
@@ -608,7 +623,7 @@ json domains() {
   d["split_k"] = kSplitK;
   d["swizzle"] = kSwizzle;
   d["vector_width"] = kVectorWidth;
-  d["persistent"] = json::array({false});
+  d["persistent"] = json::array({false, true});
   return d;
 }
 
@@ -630,7 +645,12 @@ template <typename F> void forEachPoint(F &&f) {
                         s.blockN = bn, s.blockK = bk, s.warpM = wm,
                         s.warpN = wn, s.stages = st, s.splitK = sk,
                         s.swizzle = sw, s.vectorWidth = vw;
+                        s.persistent = false;
                         f(s);
+                        if (i == Instruction::Wgmma && sk == 1) {
+                          s.persistent = true;
+                          f(s);
+                        }
                       }
 }
 } // namespace
@@ -696,8 +716,9 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "<= min(255, 65536 / (32 * num_warps)) per thread",
       "split_k <= ceil(K / block_k); split_k * M * N <= 2^30 (the f32 "
       "partials of the workspace)",
+      "persistent = true: wgmma, split_k = 1",
   });
-  j["not_implemented"] = json::array({"copy = tma", "persistent = true"});
+  j["not_implemented"] = json::array({"copy = tma"});
   j["default"] = toJSON(defaultSchedule(w, t));
   j["valid_points"] = validPoints(w, t).size();
   return j;
@@ -720,6 +741,7 @@ MatmulSchedule samplePoint(std::mt19937_64 &rng) {
   s.splitK = pick(kSplitK);
   s.swizzle = pick(kSwizzle);
   s.vectorWidth = pick(kVectorWidth);
+  s.persistent = pick(std::vector<bool>{false, true});
   return s;
 }
 

@@ -54,7 +54,8 @@ def problems():
             ([m, n], rt))
 
     # matmul with a schedule file (NAME.sched.json beside NAME.mlir): split-K for
-    # each instruction, odd sizes, a last split shorter than the others.
+    # each instruction, odd sizes, a last split shorter than the others; persistent
+    # grids.
     # (M, N, K, dtype, result dtype, transpose_b, schedule)
     split = [
         (32, 4096, 14336, "bf16", "bf16", True, {"split_k": 4}),
@@ -68,12 +69,21 @@ def problems():
           "swizzle": 1, "vector_width": 1}),
         (8, 4096, 4096, "f32", "f32", True, {"split_k": 16}),
         (300, 200, 1000, "f32", "f32", False, {"split_k": 4}),
+        # Persistent wgmma grids: tiles walked in rasterization order, the copy
+        # pipeline running across tiles; partial tiles, more tiles than blocks.
+        (4097, 4095, 4096, "bf16", "f32", True, {"persistent": True}),
+        (300, 1000, 1000, "bf16", "bf16", True, {"persistent": True}),
+        (2048, 2056, 520, "f16", "f16", True,
+         {"instruction": "wgmma", "copy": "cp_async", "block_m": 128, "block_n": 128,
+          "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
+          "swizzle": 4, "vector_width": 2, "persistent": True}),
     ]
     for m, n, k, dt, rt, tb, sched in split:
         a, b = [m, k], ([n, k] if tb else [k, n])
         attr = " {transpose_b}" if tb else ""
         name = (f"matmul_{dt}_{rt}_{m}x{n}x{k}" + ("_tb" if tb else "") +
-                f"_splitk{sched['split_k']}")
+                (f"_splitk{sched['split_k']}" if sched.get("split_k", 1) > 1 else "") +
+                ("_persistent" if sched.get("persistent") else ""))
         add(name, [(a, dt), (b, dt)],
             lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
             f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",

@@ -81,7 +81,9 @@ struct MatmulSchedule {
   int64_t swizzle = 1;
   /// Output elements per store in the epilogue.
   int64_t vectorWidth = 1;
-  /// One block per SM looping over tiles. Not implemented yet: rejected.
+  /// Persistent grid (wgmma only): as many blocks as the GPU holds at once
+  /// (persistentGridBlocks) loop over the output tiles in rasterization
+  /// order, their copy pipeline running on from one tile into the next.
   bool persistent = false;
 
   int64_t numWarps() const;
@@ -118,6 +120,9 @@ struct Target {
   int64_t maxThreadsPerBlock = 1024;
   int64_t maxRegistersPerThread = 255;
   bool hasWgmma = true;
+  /// Streaming multiprocessors of the chip's largest part (sm_90/sm_90a:
+  /// H100 SXM and H200, 132), for persistent grids.
+  int64_t multiprocessors = 132;
   /// The limits of `chip` (one of knownChips()); nullopt for another chip.
   static std::optional<Target> forChip(const std::string &chip);
   /// The chips kopt generates code for: sm_80, sm_86, sm_87, sm_89, sm_90,
@@ -139,6 +144,12 @@ int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w);
 /// at zero, so later launches reuse it without clearing.
 int64_t splitKWorkspaceElements(const MatmulSchedule &s,
                                 const MatmulWorkload &w);
+
+/// Blocks of a persistent grid: min(output tiles, multiprocessors x blocks
+/// per SM), blocks per SM limited by shared memory (228 KB per SM on sm_90,
+/// 1 KB reserved per block) and by 2048 threads per SM.
+int64_t persistentGridBlocks(const MatmulSchedule &s, const MatmulWorkload &w,
+                             const Target &t);
 
 /// Why `s` cannot compute `w` on `t`, or nullopt when it can. Checked before
 /// anything is compiled; the reason names the parameter and the limit.
