@@ -376,9 +376,9 @@ static FailureOr<Value> issuePrologue(OpBuilder &b, Location loc,
 /// fastest within a group (grouped rasterization: blocks running together
 /// share rows of A and columns of B in L2); with G = 1, row-major order.
 static std::pair<Value, Value> tileCoordinates(OpBuilder &b, Location loc,
-                                               const Contraction &c,
-                                               int64_t bm, int64_t bn,
-                                               int64_t swizzle, Value tile) {
+                                               const Contraction &c, int64_t bm,
+                                               int64_t bn, int64_t swizzle,
+                                               Value tile) {
   int64_t tilesN = llvm::divideCeil(c.N, bn),
           tilesM = llvm::divideCeil(c.M, bm);
   Value tileM, tileN;
@@ -1284,7 +1284,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     // ceil((tiles - bid) / grid) tiles for this block.
     Value myTiles = arith::DivUIOp::create(
         b, loc,
-        arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, idx(tiles), bid),
+        arith::AddIOp::create(b, loc,
+                              arith::SubIOp::create(b, loc, idx(tiles), bid),
                               idx(grid - 1)),
         idx(grid));
     Value total = arith::MulIOp::create(b, loc, myTiles, idx(kTiles));
@@ -1301,14 +1302,9 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     // The copies of flattened K tile f into stage f % stages; past the
     // block's last one they read nothing (k beyond K) and fill a stage
     // nobody reads.
-    auto issueFlat = [&](Value f) -> FailureOr<Value> {
-      auto [tile, kt] = split(f);
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f, total);
-      Value kTile = arith::SelectOp::create(b, loc, inside, kt, idx(kTiles));
-      auto [tm0, tn0] =
-          tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
-      Value stage = arith::RemUIOp::create(b, loc, f, idx(kStages));
+    // The copies of K tile `kTile` of the tile at (tm0, tn0) into `stage`.
+    auto issueCopies = [&](Value stage, Value tm0, Value tn0,
+                           Value kTile) -> FailureOr<Value> {
       Value kBase = arith::MulIOp::create(b, loc, kTile, idx(kBK));
       FailureOr<SmallVector<Value>> ta =
           issueTileAsync(b, loc, mm, a, stage, tm0, kBase, tid, kThreads);
@@ -1320,6 +1316,18 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       tokens.append(tb->begin(), tb->end());
       return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
           .getResult();
+    };
+    // Any flattened index (integer divisions by a dynamic group size in the
+    // rasterization: the prologue, and the main loop only when a tile has
+    // fewer K tiles than the ring has stages in flight).
+    auto issueFlat = [&](Value f) -> FailureOr<Value> {
+      auto [tile, kt] = split(f);
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f, total);
+      Value kTile = arith::SelectOp::create(b, loc, inside, kt, idx(kTiles));
+      auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+      return issueCopies(arith::RemUIOp::create(b, loc, f, idx(kStages)), tm0,
+                         tn0, kTile);
     };
     Value lastGroup;
     for (int64_t i = 0; i + 1 < kStages; ++i) {
@@ -1339,12 +1347,25 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       Value tile = arith::AddIOp::create(
           b, loc, bid, arith::MulIOp::create(b, loc, tileIter, idx(grid)));
       Value f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
-      auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1),
-                                      accInit);
-      {
+      // This tile's origin and the next one's (the copies run ahead into
+      // it), computed once per tile.
+      auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+      Value nextTile = arith::AddIOp::create(b, loc, tile, idx(grid));
+      auto [nm0, nn0] =
+          tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, nextTile);
+      Value hasNext = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult,
+          arith::AddIOp::create(b, loc, tileIter, idx(1)), myTiles);
+      // One K loop over [lo, hi) of the tile's K tiles; `refill(kt, ahead)`
+      // issues the copies of flattened K tile `ahead`.
+      auto kRange = [&](int64_t lo, int64_t hi, ValueRange accIn,
+                        function_ref<LogicalResult(Value, Value)> refill)
+          -> FailureOr<scf::ForOp> {
+        auto loop = scf::ForOp::create(b, loc, idx(lo), idx(hi), idx(1), accIn);
         OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(kLoop.getBody());
-        Value f = arith::AddIOp::create(b, loc, f0, kLoop.getInductionVar());
+        b.setInsertionPointToStart(loop.getBody());
+        Value kt = loop.getInductionVar();
+        Value f = arith::AddIOp::create(b, loc, f0, kt);
         nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                          b.getI32IntegerAttr(kStages - 2));
         NVVM::FenceProxyOp::create(
@@ -1353,19 +1374,56 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         gpu::BarrierOp::create(b, loc);
         Value stage = toI64(arith::RemUIOp::create(b, loc, f, idx(kStages)));
         SmallVector<Value> acc =
-            wgmmaStep(stage, groupA, groupB, kLoop.getRegionIterArgs());
+            wgmmaStep(stage, groupA, groupB, loop.getRegionIterArgs());
         NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
         gpu::BarrierOp::create(b, loc);
-        if (failed(issueFlat(
-                arith::AddIOp::create(b, loc, f, idx(kStages - 1)))))
+        if (failed(
+                refill(kt, arith::AddIOp::create(b, loc, f, idx(kStages - 1)))))
           return failure();
         scf::YieldOp::create(b, loc, acc);
+        return loop;
+      };
+      auto stageOf = [&](Value ahead) {
+        return arith::RemUIOp::create(b, loc, ahead, idx(kStages));
+      };
+      scf::ForOp kLoop;
+      if (kStages - 1 <= kTiles) {
+        // Two phases, so that each copy target is loop-invariant (its
+        // address arithmetic hoisted like the non-persistent loop's): K
+        // tiles kt + stages - 1 of this tile, then the next tile's first
+        // stages - 1 (past the block's last tile: nothing, k beyond K).
+        int64_t cut = kTiles - (kStages - 1);
+        FailureOr<scf::ForOp> own =
+            kRange(0, cut, accInit, [&](Value kt, Value ahead) {
+              return issueCopies(
+                  stageOf(ahead), tm0, tn0,
+                  arith::AddIOp::create(b, loc, kt, idx(kStages - 1)));
+            });
+        if (failed(own))
+          return failure();
+        FailureOr<scf::ForOp> next =
+            kRange(cut, kTiles, own->getResults(), [&](Value kt, Value ahead) {
+              Value nextKt = arith::SelectOp::create(
+                  b, loc, hasNext, arith::SubIOp::create(b, loc, kt, idx(cut)),
+                  idx(kTiles));
+              return issueCopies(stageOf(ahead), nm0, nn0, nextKt);
+            });
+        if (failed(next))
+          return failure();
+        kLoop = *next;
+      } else {
+        FailureOr<scf::ForOp> all =
+            kRange(0, kTiles, accInit, [&](Value, Value ahead) {
+              return LogicalResult(issueFlat(ahead));
+            });
+        if (failed(all))
+          return failure();
+        kLoop = *all;
       }
       // The tile's epilogue, from registers, while the next tile's first
       // stages are in flight.
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-      auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
       TileOrigin org;
       org.m0 = tm0, org.n0 = tn0, org.tile = tile;
       storeTile(tm0, tn0, org, [&](int64_t t) { return kLoop.getResult(t); });

@@ -233,9 +233,9 @@ int64_t splitKWorkspaceElements(const MatmulSchedule &s,
 int64_t persistentGridBlocks(const MatmulSchedule &s, const MatmulWorkload &w,
                              const Target &t) {
   int64_t tiles = ceilDiv(w.m, s.blockM) * ceilDiv(w.n, s.blockN);
-  int64_t perSM = std::min<int64_t>(
-      2048 / std::max<int64_t>(s.threads(), 32),
-      (t.maxSharedPerBlock + 1024) / (sharedBytes(s, w) + 1024));
+  int64_t perSM = std::min<int64_t>(2048 / std::max<int64_t>(s.threads(), 32),
+                                    (t.maxSharedPerBlock + 1024) /
+                                        (sharedBytes(s, w) + 1024));
   return std::min(tiles, t.multiprocessors * std::max<int64_t>(perSM, 1));
 }
 

@@ -49,3 +49,15 @@ func.func @split_k_beyond_k(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> ten
   }
   return %0 : tensor<64x64xf16>
 }
+
+// -----
+
+func.func @persistent_mma_sync(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/f16,f16->f16/ak,bk/sm_90a: persistent = true is implemented for wgmma with split_k = 1 (got mma_sync, split_k = 1)}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> attributes {schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>, source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %1 = kopt.matmul %x, %y {transpose_b} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kopt.yield %1 : tensor<64x64xf16>
+  }
+  return %0 : tensor<64x64xf16>
+}

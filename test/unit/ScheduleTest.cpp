@@ -280,3 +280,27 @@ TEST(Schedule, SplitKWorkspace) {
   EXPECT_EQ(splitKWorkspaceElements(s, w), 32 + 4 * 32 * 4096);
   EXPECT_EQ(gridBlocks(s, w), 16 * 4);
 }
+
+TEST(Schedule, PersistentGrid) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s = defaultSchedule(w, h200());
+  ASSERT_EQ(s.instruction, Instruction::Wgmma);
+  s.persistent = true;
+  EXPECT_EQ(validate(s, w, h200()), std::nullopt);
+  // 128 x 256 tiles, 4 stages: 196 KB of shared memory, one block per SM.
+  EXPECT_EQ(persistentGridBlocks(s, w, h200()), 132);
+  // Fewer tiles than SMs: one block per tile.
+  EXPECT_EQ(persistentGridBlocks(s, linear(256, 512, 4096), h200()), 4);
+  // Small tiles: 2048 threads per SM allow 16 blocks of 128 threads, shared
+  // memory (2 stages of 64 x 64 x 64: 32 KB + 1 KB reserved of 228 KB) 6.
+  MatmulSchedule small = s;
+  small.blockM = 64, small.blockN = 64, small.warpM = 64, small.warpN = 64;
+  small.stages = 2;
+  EXPECT_EQ(persistentGridBlocks(small, w, h200()), 132 * 6);
+  MatmulSchedule mma;
+  mma.persistent = true;
+  std::optional<std::string> r = validate(mma, w, h200());
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("persistent = true is implemented for wgmma"),
+            std::string::npos);
+}
