@@ -32,8 +32,9 @@ struct KoptPackOperandsPass
 
   void runOnOperation() override {
     if (minReuse < 1) {
-      emitError(getOperation().getLoc(), "kopt-pack-operands: min-reuse must "
-                                         "be at least 1, got ")
+      emitError(getOperation().getLoc(),
+                "kopt-pack-operands: min-reuse (kopt-to-ptx's pack-min-reuse, "
+                "where 0 turns packing off) must be at least 1, got ")
           << static_cast<int64_t>(minReuse);
       return signalPassFailure();
     }
@@ -66,22 +67,32 @@ struct KoptPackOperandsPass
     int64_t kp = llvm::alignTo(k, kChunkElements);
     OpBuilder b(mm);
     Location loc = mm.getLoc();
+    // One copy per (operand, layout): a tensor packed for an earlier matmul
+    // (which dominates this one: kopt functions have one block) is reused.
+    auto packed = [&](Value v, bool transpose, int64_t rows) -> Value {
+      auto type = RankedTensorType::get({rows, kp}, elt);
+      auto key = std::make_tuple(v, int(transpose), Type(type));
+      auto it = packs.find(key);
+      if (it != packs.end() && it->second.getParentBlock() == mm->getBlock())
+        return it->second;
+      Value p = PackOp::create(b, loc, type, v, transpose).getResult();
+      packs[key] = p;
+      return p;
+    };
     Value a = mm.getA(), bv = mm.getB();
-    if (packA) {
-      auto type = RankedTensorType::get({m, kp}, elt);
-      auto pack = PackOp::create(b, loc, type, a, /*transpose=*/ta);
-      a = pack.getResult();
-    }
-    if (packB) {
-      auto type = RankedTensorType::get({n, kp}, elt);
-      auto pack = PackOp::create(b, loc, type, bv, /*transpose=*/!tb);
-      bv = pack.getResult();
-    }
-    auto packed = MatmulOp::create(b, loc, mm.getResult().getType(), a, bv,
-                                   /*transpose_a=*/false, /*transpose_b=*/true);
-    mm.getResult().replaceAllUsesWith(packed.getResult());
+    if (packA)
+      a = packed(a, /*transpose=*/ta, m);
+    if (packB)
+      bv = packed(bv, /*transpose=*/!tb, n);
+    auto rewritten =
+        MatmulOp::create(b, loc, mm.getResult().getType(), a, bv,
+                         /*transpose_a=*/false, /*transpose_b=*/true);
+    mm.getResult().replaceAllUsesWith(rewritten.getResult());
     mm.erase();
   }
+
+  /// Packed copies made so far: (tensor, transposed, packed type) -> copy.
+  DenseMap<std::tuple<Value, int, Type>, Value> packs;
 };
 
 } // namespace

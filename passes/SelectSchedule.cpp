@@ -109,8 +109,10 @@ struct KoptSelectSchedulePass
     }
     for (auto it = j.begin(); it != j.end(); ++it)
       if (!it.value().is_object()) {
-        emitError(loc) << "the schedule file '" << scheduleFile << "': entry '"
-                       << it.key() << "' must be a schedule object, got "
+        emitError(loc) << "the schedule file '" << scheduleFile << "': '"
+                       << it.key()
+                       << "' is not a schedule parameter, and as a kernel "
+                          "entry its value must be a schedule object, got "
                        << it.value().type_name();
         return failure();
       }
@@ -206,7 +208,9 @@ struct KoptSelectSchedulePass
         emitError(loc) << "the schedule file '" << scheduleFile
                        << "' has an entry '" << it.key()
                        << "' that names no matmul kernel of the module (by "
-                          "name or workload key)";
+                          "name or workload key; kopt-pack-operands may have "
+                          "changed a workload: --kopt-print-space lists the "
+                          "keys as compiled)";
         ok = false;
       }
     if (!ok)

@@ -341,6 +341,20 @@ Status validateKernelOperands(const KernelSpec &kernel,
     if (result.shape != Shape{m, n})
       return shapeError("result must be " + shapeToString({m, n}) + ", got " +
                         shapeToString(result.shape));
+    if (const TensorSpec *ws = kernel.findParam("workspace")) {
+      // Split-K: tile counters (at least 32), then split_k >= 2 partial sums
+      // of M x N (docs/schedules.md): a shorter one would be overrun.
+      if (&kernel.params.back() != ws)
+        return shapeError("'workspace' must be the last parameter");
+      int64_t least = 32 + 2 * m * n;
+      if (ws->dtype != DType::F32 || ws->shape.size() != 1 ||
+          ws->shape[0] < least)
+        return shapeError("'workspace' must be 1-D f32 with at least 32 + 2 "
+                          "x M x N = " +
+                          std::to_string(least) + " elements, got " +
+                          dtypeName(ws->dtype) + " " +
+                          shapeToString(ws->shape));
+    }
     return Status::success();
   }
 

@@ -304,6 +304,13 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("split_k = ", s.splitK, " exceeds the ", kTiles,
                  " K tiles (ceil(K / block_k) = ceil(", w.k, " / ", s.blockK,
                  ")): a split would compute nothing");
+    // Splits take ceil(T / S) K tiles each: the last must start inside K.
+    int64_t perSplit = ceilDiv(kTiles, s.splitK);
+    if ((s.splitK - 1) * perSplit >= kTiles)
+      return cat("split_k = ", s.splitK, " over ", kTiles,
+                 " K tiles gives each split ", perSplit,
+                 ", so the last splits would compute nothing; use a split_k "
+                 "with (split_k - 1) * ceil(K tiles / split_k) < K tiles");
     // Partials of 2^30 f32 (4 GiB) are far beyond any useful split.
     if (w.m * w.n > (int64_t(1) << 30) / s.splitK)
       return cat("split_k = ", s.splitK, " needs ", s.splitK, " x ", w.m, " x ",
@@ -777,6 +784,11 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
     return std::nullopt;
   }
   MatmulSchedule s = base;
+  // Asking for a persistent grid, which takes split_k = 1, without naming
+  // split_k does not keep the base's split.
+  if (j.contains("persistent") && j["persistent"] == true &&
+      !j.contains("split_k"))
+    s.splitK = 1;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string &key = it.key();
     const json &v = it.value();
@@ -827,7 +839,8 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
     }
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 ||
         v.get<int64_t>() > (int64_t(1) << 20)) {
-      error = cat("'", key, "' must be a positive integer, got ", v.dump());
+      error =
+          cat("'", key, "' must be an integer from 1 to 2^20, got ", v.dump());
       return std::nullopt;
     }
     int64_t x = v.get<int64_t>();

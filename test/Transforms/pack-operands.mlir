@@ -15,7 +15,7 @@
 // The result is a fixed point: a second run changes nothing.
 // RUN: kopt-opt %s --kopt-pack-operands | kopt-opt --kopt-pack-operands | FileCheck %s
 
-// BAD: error: kopt-pack-operands: min-reuse must be at least 1, got 0
+// BAD: error: kopt-pack-operands: min-reuse (kopt-to-ptx's pack-min-reuse, where 0 turns packing off) must be at least 1, got 0
 
 // K % 8 != 0 and B stored [K, N]: both operands are packed, B transposed.
 // CHECK-LABEL: func.func @odd(
@@ -66,4 +66,17 @@ func.func @left_alone(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xbf16>, %wt:
   %2 = kopt.matmul %f, %g : tensor<512x4093xf32>, tensor<4093x512xf32> -> tensor<512x512xf32>
   %3 = kopt.matmul %s, %t {transpose_b} : tensor<512x65xf16>, tensor<17x65xf16> -> tensor<512x17xf16>
   return %0, %1, %2, %3 : tensor<16x4096xbf16>, tensor<16x4096xbf16>, tensor<512x512xf32>, tensor<512x17xf16>
+}
+
+// One copy per operand and layout: B is packed once for both matmuls.
+// CHECK-LABEL: func.func @shared_operand(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<256x1000xbf16>, %[[Y:[^:]*]]: tensor<512x1000xbf16>, %[[B:[^:]*]]: tensor<1000x300xbf16>
+// CHECK-NEXT:    %[[PB:.*]] = kopt.pack %[[B]] {transpose} : tensor<1000x300xbf16> -> tensor<300x1000xbf16>
+// CHECK-NEXT:    kopt.matmul %[[X]], %[[PB]] {transpose_b}
+// CHECK-NEXT:    kopt.matmul %[[Y]], %[[PB]] {transpose_b}
+// CHECK-NOT:     kopt.pack
+func.func @shared_operand(%x: tensor<256x1000xbf16>, %y: tensor<512x1000xbf16>, %b: tensor<1000x300xbf16>) -> (tensor<256x300xbf16>, tensor<512x300xbf16>) {
+  %0 = kopt.matmul %x, %b : tensor<256x1000xbf16>, tensor<1000x300xbf16> -> tensor<256x300xbf16>
+  %1 = kopt.matmul %y, %b : tensor<512x1000xbf16>, tensor<1000x300xbf16> -> tensor<512x300xbf16>
+  return %0, %1 : tensor<256x300xbf16>, tensor<512x300xbf16>
 }

@@ -88,7 +88,7 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // NOFILE:   error: cannot read the schedule file '{{.*}}does-not-exist.json'
 // NOTJSON:  error: the schedule file '{{.*}}schedule-not-json.json' is not a JSON object
 // UNKNOWN:  error: 'kopt.kernel' op cannot use the schedule of '{{.*}}schedule-unknown-key.json': unknown schedule parameter 'tiles'
-// BADTYPE:  error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'block_m' must be a positive integer, got "128"
+// BADTYPE:  error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'block_m' must be an integer from 1 to 2^20, got "128"
 // MIXED:    error: the schedule file '{{.*}}' mixes schedule parameters with kernel entries
 // NOKERNEL: error: the schedule file '{{.*}}' has an entry 'matmul_7' that names no matmul kernel of the module
 // NOTMATMUL: error: 'kopt.kernel' op is named in the schedule file '{{.*}}' but computes no matmul
@@ -96,7 +96,7 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // WGMMA:    error: 'kopt.kernel' op schedule is invalid for {{.*}}: wgmma reads 128-byte swizzled rows of 64 16-bit elements: block_k must be 64 or 128, got 32
 // NUMWARPS: error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'num_warps' (4) disagrees with the warp grid (block_m / warp_m) * (block_n / warp_n) = 8
 // CHIP:     error: kopt-select-schedule: unknown chip 'sm_75'
-// ENTRYNULL: error: the schedule file '{{.*}}schedule-entry-null.json': entry 'matmul_0' must be a schedule object, got null
+// ENTRYNULL: error: the schedule file '{{.*}}schedule-entry-null.json': 'matmul_0' is not a schedule parameter, and as a kernel entry its value must be a schedule object, got null
 // NOPIPE:   kopt-opt: error: --kopt-schedule and --kopt-print-space apply to the --kopt-to-ptx pipeline
 // TWOFILES: kopt-opt: error: --kopt-schedule={{.*}}schedule-ffma.json and --kopt-to-ptx="schedule={{.*}}schedule-partial.json" name different schedule files
 // DEEP:     error: the schedule file '{{.*}}' has an entry 'a' that names no matmul kernel

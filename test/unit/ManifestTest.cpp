@@ -547,3 +547,22 @@ TEST(ManifestErrors, Workspace) {
                                          {"shape", {8}}});
   expectError(doc, "op add takes 3 parameters");
 }
+
+TEST(ManifestErrors, WorkspaceShape) {
+  auto withWs = [](json shape, const char *dtype) {
+    json doc = withWorkspace();
+    doc["kernels"][0]["params"][3]["shape"] = shape;
+    doc["kernels"][0]["params"][3]["dtype"] = dtype;
+    doc["functions"][0]["buffers"][1]["shape"] = shape;
+    doc["functions"][0]["buffers"][1]["dtype"] = dtype;
+    return doc;
+  };
+  expectError(withWs({5}, "f32"), "'workspace' must be 1-D f32 with at least "
+                                  "32 + 2 x M x N = 65568 elements, got f32 "
+                                  "[5]");
+  expectError(withWs(json::array(), "f32"), "got f32 []");
+  expectError(withWs({32 + 2 * 128 * 256}, "bf16"), "got bf16");
+  json doc = withWorkspace();
+  std::swap(doc["kernels"][0]["params"][2], doc["kernels"][0]["params"][3]);
+  expectError(doc, "'workspace' must be the last parameter");
+}

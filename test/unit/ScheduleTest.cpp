@@ -206,11 +206,11 @@ TEST(Schedule, JsonPartialAndErrors) {
   };
   EXPECT_EQ(errorOf(json::array()), "a schedule must be a JSON object");
   EXPECT_EQ(errorOf(json{{"tiles", 1}}), "unknown schedule parameter 'tiles'");
-  EXPECT_NE(errorOf(json{{"block_m", "128"}}).find("positive integer"),
+  EXPECT_NE(errorOf(json{{"block_m", "128"}}).find("an integer from 1 to 2^20"),
             std::string::npos);
-  EXPECT_NE(errorOf(json{{"block_m", -4}}).find("positive integer"),
+  EXPECT_NE(errorOf(json{{"block_m", -4}}).find("an integer from 1 to 2^20"),
             std::string::npos);
-  EXPECT_NE(errorOf(json{{"block_m", 1.5}}).find("positive integer"),
+  EXPECT_NE(errorOf(json{{"block_m", 1.5}}).find("an integer from 1 to 2^20"),
             std::string::npos);
   EXPECT_NE(errorOf(json{{"instruction", "hmma"}}).find("ffma, mma_sync"),
             std::string::npos);
@@ -303,4 +303,21 @@ TEST(Schedule, PersistentGrid) {
   ASSERT_TRUE(r);
   EXPECT_NE(r->find("persistent = true is implemented for wgmma"),
             std::string::npos);
+}
+
+TEST(Schedule, PersistentPartialDropsTheSplit) {
+  MatmulSchedule base;
+  base.instruction = Instruction::Wgmma;
+  base.splitK = 2;
+  std::string error;
+  std::optional<MatmulSchedule> s =
+      fromJSON(nlohmann::json{{"persistent", true}}, base, error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_TRUE(s->persistent);
+  EXPECT_EQ(s->splitK, 1);
+  // Named explicitly, split_k is kept (and validate() says why it cannot be).
+  s = fromJSON(nlohmann::json{{"persistent", true}, {"split_k", 2}}, base,
+               error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ(s->splitK, 2);
 }

@@ -180,10 +180,11 @@ std::vector<MatmulSchedule> validPoints(const MatmulWorkload &w,
 nlohmann::json toJSON(const MatmulSchedule &s);
 
 /// Reads a schedule from JSON. Keys missing from `j` keep the value of `base`
-/// (a partial schedule adjusts the default). An unknown key, a value of the
-/// wrong type or out of its domain, or a `num_warps` that disagrees with the
-/// warp grid is an error: the message names the key. Returns the error text in
-/// `error` and nullopt on failure.
+/// (a partial schedule adjusts the default), except that `"persistent": true`
+/// without `split_k` sets split_k to 1 (persistent grids take no split). An
+/// unknown key, a value of the wrong type or out of its domain, or a
+/// `num_warps` that disagrees with the warp grid is an error: the message names
+/// the key. Returns the error text in `error` and nullopt on failure.
 std::optional<MatmulSchedule> fromJSON(const nlohmann::json &j,
                                        const MatmulSchedule &base,
                                        std::string &error);
