@@ -63,7 +63,7 @@ def problems():
          {"instruction": "wgmma", "copy": "cp_async", "block_m": 64, "block_n": 64,
           "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 16,
           "swizzle": 1, "vector_width": 2}),
-        (33, 17, 650, "f16", "f32", True,
+        (33, 17, 700, "f16", "f32", True,
          {"instruction": "mma_sync", "copy": "sync", "block_m": 64, "block_n": 32,
           "block_k": 32, "warp_m": 64, "warp_n": 8, "stages": 1, "split_k": 8,
           "swizzle": 1, "vector_width": 1}),
