@@ -721,7 +721,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "max_shared_per_block",
       "registers: accumulators (+ mma_sync fragments, + ffma operands) + 42 "
       "<= min(255, 65536 / (32 * num_warps)) per thread",
-      "split_k <= ceil(K / block_k); split_k * M * N <= 2^30 (the f32 "
+      "split_k: with T = ceil(K / block_k), split_k <= T and (split_k - 1) * "
+      "ceil(T / split_k) < T; split_k * M * N <= 2^30 (the f32 "
       "partials of the workspace)",
       "persistent = true: wgmma, split_k = 1",
   });
