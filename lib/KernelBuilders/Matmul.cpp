@@ -325,6 +325,26 @@ issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
   return tokens;
 }
 
+/// Issues the cp.async copies of the A tile at (m0, kBase) and the B tile at
+/// (n0, kBase) into `stage` and commits them as one group; returns its token.
+static FailureOr<Value> issueCopyGroup(OpBuilder &b, Location loc,
+                                       linalg::GenericOp mm, const StageSpec &a,
+                                       const StageSpec &bs, Value stage,
+                                       Value kBase, Value m0, Value n0,
+                                       Value tid, int64_t threads) {
+  FailureOr<SmallVector<Value>> ta =
+      issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, threads);
+  FailureOr<SmallVector<Value>> tb =
+      issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, threads);
+  if (failed(ta) || failed(tb))
+    return failure();
+  SmallVector<Value> tokens(*ta);
+  tokens.append(tb->begin(), tb->end());
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
+      .getResult();
+}
+
 /// Issues the cp.async copies of K tile `kTile` of both operands into stage
 /// kTile % stages and commits them as one group; returns the group's token.
 /// The tile starts at K element kTile * block_k + kOffset (kOffset: the
@@ -340,17 +360,7 @@ static FailureOr<Value> issueStage(OpBuilder &b, Location loc,
       arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, a.tileK));
   if (kOffset)
     kBase = arith::AddIOp::create(b, loc, kBase, kOffset);
-  FailureOr<SmallVector<Value>> ta =
-      issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, threads);
-  FailureOr<SmallVector<Value>> tb =
-      issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, threads);
-  if (failed(ta) || failed(tb))
-    return failure();
-  SmallVector<Value> tokens(*ta);
-  tokens.append(tb->begin(), tb->end());
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
-      .getResult();
+  return issueCopyGroup(b, loc, mm, a, bs, stage, kBase, m0, n0, tid, threads);
 }
 
 /// The prologue of a `stages`-deep cp.async ring: tiles 0 ... stages - 2 in
@@ -1298,24 +1308,14 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
           b, loc, bid, arith::MulIOp::create(b, loc, q, idx(grid)));
       return {tile, arith::RemUIOp::create(b, loc, f, idx(kTiles))};
     };
-    auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
-    // The copies of flattened K tile f into stage f % stages; past the
-    // block's last one they read nothing (k beyond K) and fill a stage
-    // nobody reads.
-    // The copies of K tile `kTile` of the tile at (tm0, tn0) into `stage`.
+    // The copies of K tile `kTile` of the tile at (tm0, tn0) into `stage`;
+    // kTile = kTiles (past the block's last tile) reads nothing (k beyond K)
+    // and fills a stage nobody reads.
     auto issueCopies = [&](Value stage, Value tm0, Value tn0,
                            Value kTile) -> FailureOr<Value> {
       Value kBase = arith::MulIOp::create(b, loc, kTile, idx(kBK));
-      FailureOr<SmallVector<Value>> ta =
-          issueTileAsync(b, loc, mm, a, stage, tm0, kBase, tid, kThreads);
-      FailureOr<SmallVector<Value>> tb =
-          issueTileAsync(b, loc, mm, bs, stage, tn0, kBase, tid, kThreads);
-      if (failed(ta) || failed(tb))
-        return failure();
-      SmallVector<Value> tokens(*ta);
-      tokens.append(tb->begin(), tb->end());
-      return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
-          .getResult();
+      return issueCopyGroup(b, loc, mm, a, bs, stage, kBase, tm0, tn0, tid,
+                            kThreads);
     };
     // Any flattened index (integer divisions by a dynamic group size in the
     // rasterization: the prologue, and the main loop only when a tile has
