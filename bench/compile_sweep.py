@@ -5,7 +5,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
     bench/compile_sweep.py --out DIR [--kopt-opt PATH] [--kopt-space PATH]
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
-                           [--split-k LIST] [--persistent]
+                           [--split-k LIST] [--persistent] [--epilogue]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -20,6 +20,11 @@ every split_k of LIST (tag "split_k"; the default's own split_k keeps tag "defau
 With --persistent the sweep compares persistent grids: the default schedule and a few
 wgmma tiles of `persistent_bases()`, each with persistent false and true (tag
 "persistent").
+
+With --epilogue the sweep compares epilogues on the tensor-core problems: the default
+schedule and a few wgmma tiles of `epilogue_bases()`, each storing from registers
+(vector_width 2, or 1 for odd N) and staged through shared memory (vector_width 8 for
+16-bit C, 4 for f32 C; tag "epilogue").
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -249,6 +254,31 @@ def persistent_bases(p, default):
     return out
 
 
+def epilogue_bases(p, default):
+    """Schedules whose epilogue the epilogue sweep varies (tensor-core problems):
+    the default, and for grids of many 128 x 256 tiles the 128 x 128 tile and
+    persistent 128 x 256 grids with 3 stages (the staged tile follows the stages)."""
+    base = {k: v for k, v in default.items() if k != "num_warps"}
+    out = [base]
+    if base.get("instruction") == "wgmma" and p["m"] > 64:
+        sw = 8 if p["m"] >= 512 else 1
+        for bm, bn, wm, wn, bk, st, pe in ((128, 128, 64, 128, 64, 4, False),
+                                           (128, 256, 64, 256, 64, 3, False),
+                                           (128, 256, 64, 256, 64, 3, True),
+                                           (128, 128, 64, 128, 64, 4, True)):
+            out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
+                        "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                        "block_k": bk, "swizzle": sw, "split_k": 1, "persistent": pe})
+    return out
+
+
+def epilogue_widths(p):
+    """Register epilogue width and staged width for problem p's C."""
+    narrow = 2 if p["n"] % 2 == 0 else 1
+    wide = 4 if p["out_dtype"] == "f32" else 8
+    return [narrow] + ([wide] if p["n"] % wide == 0 else [])
+
+
 def run(cmd, timeout=TIMEOUT_S):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -317,6 +347,8 @@ def main(argv=None):
                     help="comma-separated split_k values: a split-K sweep")
     ap.add_argument("--persistent", action="store_true",
                     help="a sweep of persistent = false / true")
+    ap.add_argument("--epilogue", action="store_true",
+                    help="a sweep of register and staged epilogues")
     args = ap.parse_args(argv)
     splits = None
     if args.split_k:
@@ -349,6 +381,12 @@ def main(argv=None):
                 return 2
             default = json.loads(out)
             jobs.append((p, default, ["default"], True))
+            if args.epilogue:
+                if p["dtype"] != "f32":
+                    for b in epilogue_bases(p, default):
+                        for vw in epilogue_widths(p):
+                            jobs.append((p, dict(b, vector_width=vw), ["epilogue"], None))
+                continue
             if args.persistent:
                 for b in persistent_bases(p, default):
                     for pe in (False, True):

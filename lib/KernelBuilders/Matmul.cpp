@@ -460,6 +460,34 @@ static FailureOr<TileOrigin> tileOrigin(OpBuilder &b, Location loc,
   return o;
 }
 
+/// `v` rounded by the epilogue payload (the conversion to C's element type),
+/// or `v` itself without one.
+static Value roundResult(OpBuilder &b, Location loc, const Contraction &c,
+                         Value v) {
+  if (!c.epilogue)
+    return v;
+  Type outElt = cast<MemRefType>(c.out.getType()).getElementType();
+  return clonePayload(
+      b, c.epilogue,
+      {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
+}
+
+/// Stores `vs` (already rounded) at `indices` of `mem`: one element, or one
+/// vector store of all, aligned to its size.
+static void storeElements(OpBuilder &b, Location loc, ArrayRef<Value> vs,
+                          Value mem, ValueRange indices) {
+  if (vs.size() == 1) {
+    memref::StoreOp::create(b, loc, vs[0], mem, indices);
+    return;
+  }
+  Type elt = vs[0].getType();
+  auto vecType = VectorType::get({static_cast<int64_t>(vs.size())}, elt);
+  Value vec = vector::FromElementsOp::create(b, loc, vecType, vs);
+  vector::StoreOp::create(
+      b, loc, vec, mem, indices, /*nontemporal=*/false,
+      llvm::MaybeAlign(vs.size() * elt.getIntOrFloatBitWidth() / 8));
+}
+
 /// Rounds (epilogue payload) and stores `vs` at (m, n), (m, n + 1), ... when
 /// inside the bounds: one element, or a vector store of all when there are
 /// several (the caller guarantees N % vs.size() == 0 and n % vs.size() == 0,
@@ -474,24 +502,88 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
                                 /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Type outElt = cast<MemRefType>(c.out.getType()).getElementType();
   SmallVector<Value> rounded;
   for (Value v : vs)
-    rounded.push_back(
-        c.epilogue ? clonePayload(b, c.epilogue,
-                                  {v, arith::ConstantOp::create(
-                                          b, loc, b.getZeroAttr(outElt))})
-                   : v);
-  if (rounded.size() == 1) {
-    memref::StoreOp::create(b, loc, rounded[0], c.out, ValueRange{m, n});
-    return;
+    rounded.push_back(roundResult(b, loc, c, v));
+  storeElements(b, loc, rounded, c.out, ValueRange{m, n});
+}
+
+namespace {
+/// The staged epilogue (tensor cores, vector_width > 2): the lanes write
+/// their rounded accumulator pairs into a block_m x (block_n + 8) tile of C's
+/// element type in shared memory (sched::epilogueRowPitch: the padding puts
+/// the pair stores of a warp in distinct banks); after a barrier, the
+/// block's threads store the tile row by row in chunks of vector_width
+/// elements (16 bytes for 16-bit C with width 8), consecutive threads
+/// consecutive chunks: whole 32-byte sectors per warp instead of the pairs'
+/// 4 bytes per row.
+struct StagedEpilogue {
+  Value tile; // memref<block_m x (block_n + 8) x C, 3>
+  Value m0, n0;
+  int64_t bm = 0, bn = 0, width = 0;
+};
+} // namespace
+
+/// Writes `vs` (not rounded) for outputs (m, n), (m, n + 1), ... into the
+/// staged tile.
+static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
+                        const StagedEpilogue &st, ArrayRef<Value> vs, Value m,
+                        Value n) {
+  SmallVector<Value> rounded;
+  for (Value v : vs)
+    rounded.push_back(roundResult(b, loc, c, v));
+  storeElements(b, loc, rounded, st.tile,
+                ValueRange{arith::SubIOp::create(b, loc, m, st.m0),
+                           arith::SubIOp::create(b, loc, n, st.n0)});
+}
+
+/// Stores the staged tile to C (inside the bounds; N % width == 0, so a
+/// chunk is wholly inside or outside) after a barrier; `threads` threads,
+/// thread `tid` takes chunks tid, tid + threads, ...
+static void storeStagedTile(OpBuilder &b, Location loc, const Contraction &c,
+                            const StagedEpilogue &st, Value tid,
+                            int64_t threads) {
+  gpu::BarrierOp::create(b, loc);
+  int64_t perRow = st.bn / st.width, chunks = st.bm * perRow;
+  Type elt = cast<MemRefType>(c.out.getType()).getElementType();
+  auto vecType = VectorType::get({st.width}, elt);
+  llvm::MaybeAlign align(st.width * elt.getIntOrFloatBitWidth() / 8);
+  Value lb = indexConst(b, loc, 0);
+  Value ub = indexConst(b, loc, llvm::divideCeil(chunks, threads));
+  Value step = indexConst(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value chunk = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                            indexConst(b, loc, threads)),
+      tid);
+  Value row = arith::DivUIOp::create(b, loc, chunk, indexConst(b, loc, perRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, chunk, indexConst(b, loc, perRow)),
+      indexConst(b, loc, st.width));
+  Value m = arith::AddIOp::create(b, loc, st.m0, row);
+  Value n = arith::AddIOp::create(b, loc, st.n0, col);
+  // (Operands created one statement at a time: the IR, and so the PTX, must
+  // not depend on the host compiler's argument evaluation order.)
+  Value inM = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
+                                    indexConst(b, loc, c.M));
+  Value inN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
+                                    indexConst(b, loc, c.N));
+  Value inside = arith::AndIOp::create(b, loc, inM, inN);
+  if (chunks % threads) {
+    Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         chunk, indexConst(b, loc, chunks));
+    inside = arith::AndIOp::create(b, loc, inside, inTile);
   }
-  auto vecType =
-      VectorType::get({static_cast<int64_t>(rounded.size())}, outElt);
-  Value vec = vector::FromElementsOp::create(b, loc, vecType, rounded);
-  vector::StoreOp::create(
-      b, loc, vec, c.out, ValueRange{m, n}, /*nontemporal=*/false,
-      llvm::MaybeAlign(rounded.size() * outElt.getIntOrFloatBitWidth() / 8));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value vec =
+      vector::LoadOp::create(b, loc, vecType, st.tile, ValueRange{row, col},
+                             /*nontemporal=*/false, align);
+  vector::StoreOp::create(b, loc, vec, c.out, ValueRange{m, n},
+                          /*nontemporal=*/false, align);
 }
 
 /// Receives a thread's accumulators `vs` for outputs (m, n), (m, n + 1), ...
@@ -533,11 +625,22 @@ static void forEachAccumulatorOfQuad(OpBuilder &b, Location loc, Value rowBase,
 /// another: the grid may run in any order.
 static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
                          const TileOrigin &o, int64_t splitK, Value tid,
+                         int64_t threads, const StagedEpilogue *staged,
                          function_ref<void(OutputFn)> forEachOutput) {
-  if (splitK == 1) {
-    forEachOutput([&](ArrayRef<Value> vs, Value m, Value n) {
+  // The final values: stored, or staged and stored by the whole block.
+  auto store = [&](ArrayRef<Value> vs, Value m, Value n) {
+    if (staged)
+      stageResult(b, loc, c, *staged, vs, m, n);
+    else
       storeResult(b, loc, c, vs, m, n);
-    });
+  };
+  auto finish = [&] {
+    if (staged)
+      storeStagedTile(b, loc, c, *staged, tid, threads);
+  };
+  if (splitK == 1) {
+    forEachOutput(store);
+    finish();
     return;
   }
   Value ws = c.workspace;
@@ -652,9 +755,10 @@ static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
           for (size_t i = 0; i < vs.size(); ++i)
             sums[i] = arith::AddFOp::create(b, loc, sums[i], part[i]);
       }
-      storeResult(b, loc, c, sums, m, n);
+      store(sums, m, n);
     });
   });
+  finish();
 }
 
 /// The schedule's view of the contraction.
@@ -826,18 +930,19 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
   // validate() admits vector_width = 4 only with 4-column chunks and N % 4 ==
   // 0.
   const int64_t kVec = s.vectorWidth;
-  emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
-    for (int64_t i = 0; i < kTM; ++i) {
-      Value m = arith::AddIOp::create(b, loc, m0, rowOf(i));
-      for (int64_t j = 0; j < kTN; j += kVec) {
-        Value n = arith::AddIOp::create(b, loc, n0, colOf(j));
-        SmallVector<Value> vs;
-        for (int64_t v = 0; v < kVec; ++v)
-          vs.push_back(kLoop.getResult(i * kTN + j + v));
-        emit(vs, m, n);
-      }
-    }
-  });
+  emitEpilogue(b, loc, c, org, s.splitK, tid, s.threads(), /*staged=*/nullptr,
+               [&](OutputFn emit) {
+                 for (int64_t i = 0; i < kTM; ++i) {
+                   Value m = arith::AddIOp::create(b, loc, m0, rowOf(i));
+                   for (int64_t j = 0; j < kTN; j += kVec) {
+                     Value n = arith::AddIOp::create(b, loc, n0, colOf(j));
+                     SmallVector<Value> vs;
+                     for (int64_t v = 0; v < kVec; ++v)
+                       vs.push_back(kLoop.getResult(i * kTN + j + v));
+                     emit(vs, m, n);
+                   }
+                 }
+               });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -888,6 +993,20 @@ static Value sharedView(OpBuilder &b, Location loc, Value smem, int64_t offset,
                               b.getI64IntegerAttr(3));
   return memref::ViewOp::create(b, loc, type, smem, indexConst(b, loc, offset),
                                 ValueRange{});
+}
+
+/// The staged epilogue tile of the block tile at (m0, n0), at byte `offset`
+/// of the dynamic shared memory `smem`.
+static StagedEpilogue stagedTile(OpBuilder &b, Location loc,
+                                 const Contraction &c,
+                                 const sched::MatmulSchedule &s, Value smem,
+                                 int64_t offset, Value m0, Value n0) {
+  Type elt = cast<MemRefType>(c.out.getType()).getElementType();
+  StagedEpilogue st;
+  st.tile = sharedView(b, loc, smem, offset, {s.blockM, s.blockN + 8}, elt);
+  st.m0 = m0, st.n0 = n0;
+  st.bm = s.blockM, st.bn = s.blockN, st.width = s.vectorWidth;
+  return st;
 }
 
 /// One register of an ldmatrix fragment as mma.sync takes it: vector<2xf16> for
@@ -1085,16 +1204,31 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, m0, warpRow), groupRow);
   Value colBase = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
-  // Registers r and r + 1 are adjacent columns: with vector_width = 2 they
-  // go out as one store.
-  emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
-    for (int64_t mi = 0; mi < kMI; ++mi)
-      for (int64_t ni = 0; ni < kNI; ++ni)
-        forEachAccumulatorOfQuad(
-            b, loc, rowBase, mi * 16, colBase, ni * 8,
-            [&](int64_t r) { return kLoop.getResult((mi * kNI + ni) * 4 + r); },
-            s.vectorWidth, emit);
-  });
+  // A staged epilogue reuses the stages: every warp is past the K loop's
+  // closing barrier, and each thread's copies of stages past K must land
+  // before the tile overwrites them.
+  std::optional<StagedEpilogue> staged;
+  if (sched::stagedEpilogue(s)) {
+    if (pipelined)
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    gpu::BarrierOp::create(b, loc);
+    staged = stagedTile(b, loc, c, s, smem, 0, m0, n0);
+    cfg.dynamicSharedBytes = std::max(
+        cfg.dynamicSharedBytes, sched::epilogueSharedBytes(s, workloadOf(c)));
+  }
+  // Registers r and r + 1 are adjacent columns: with vector_width >= 2 they
+  // go out (or into the staged tile) as one store.
+  emitEpilogue(b, loc, c, org, s.splitK, tid, kThreads,
+               staged ? &*staged : nullptr, [&](OutputFn emit) {
+                 for (int64_t mi = 0; mi < kMI; ++mi)
+                   for (int64_t ni = 0; ni < kNI; ++ni)
+                     forEachAccumulatorOfQuad(
+                         b, loc, rowBase, mi * 16, colBase, ni * 8,
+                         [&](int64_t r) {
+                           return kLoop.getResult((mi * kNI + ni) * 4 + r);
+                         },
+                         std::min<int64_t>(s.vectorWidth, 2), emit);
+               });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -1156,7 +1290,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   // aligned: rows are multiples of 8).
   a.smem = sharedView(b, loc, smem, 0, {kStages, kBK / 64, kBM, 64}, elt);
   bs.smem = sharedView(b, loc, smem, bytesA, {kStages, kBK / 64, kBN, 64}, elt);
-  cfg.dynamicSharedBytes = bytesA + bytesB;
+  cfg.dynamicSharedBytes = sched::sharedBytes(s, workloadOf(c));
 
   auto i64 = b.getI64Type();
   auto toI64 = [&](Value index) -> Value {
@@ -1245,18 +1379,32 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
     Value colBase = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
-    emitEpilogue(b, loc, c, org, s.splitK, tid, [&](OutputFn emit) {
-      for (int64_t t = 0; t < kMTiles; ++t) {
-        Value acc = accOf(t);
-        for (int64_t j = 0; j < kWarpN / 8; ++j)
-          forEachAccumulatorOfQuad(
-              b, loc, rowBase, t * 64, colBase, j * 8,
-              [&](int64_t r) -> Value {
-                return LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + r);
-              },
-              s.vectorWidth, emit);
-      }
-    });
+    // A staged epilogue waits until no warp reads the tile's memory: the
+    // stages (each thread's copies past K land first) or, in a persistent
+    // grid, the previous tile's staged tile (the next tile's copies stay in
+    // flight).
+    std::optional<StagedEpilogue> staged;
+    if (sched::stagedEpilogue(s)) {
+      if (!s.persistent)
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+      gpu::BarrierOp::create(b, loc);
+      staged = stagedTile(b, loc, c, s, smem,
+                          s.persistent ? bytesA + bytesB : 0, m0, n0);
+    }
+    emitEpilogue(b, loc, c, org, s.splitK, tid, kThreads,
+                 staged ? &*staged : nullptr, [&](OutputFn emit) {
+                   for (int64_t t = 0; t < kMTiles; ++t) {
+                     Value acc = accOf(t);
+                     for (int64_t j = 0; j < kWarpN / 8; ++j)
+                       forEachAccumulatorOfQuad(
+                           b, loc, rowBase, t * 64, colBase, j * 8,
+                           [&](int64_t r) -> Value {
+                             return LLVM::ExtractValueOp::create(b, loc, acc,
+                                                                 4 * j + r);
+                           },
+                           std::min<int64_t>(s.vectorWidth, 2), emit);
+                   }
+                 });
   };
   // Descriptor start addresses of this warpgroup's rows of A and B in stage
   // 0: 128 bytes per row.

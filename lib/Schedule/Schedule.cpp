@@ -31,7 +31,7 @@ const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
 const std::vector<int64_t> kSplitK = {1, 2, 4, 8, 16};
 const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
-const std::vector<int64_t> kVectorWidth = {1, 2, 4};
+const std::vector<int64_t> kVectorWidth = {1, 2, 4, 8};
 
 /// mma.sync m16n8k16 shapes and the ldmatrix row padding of shared memory.
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16, kSmemPad = 8;
@@ -212,7 +212,7 @@ std::optional<Target> Target::forChip(const std::string &chip) {
   return std::nullopt;
 }
 
-int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
+int64_t pipelineSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
   if (s.instruction == Instruction::FFMA)
     return s.blockK * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b));
   if (s.instruction == Instruction::Wgmma) // swizzled, unpadded rows
@@ -220,6 +220,29 @@ int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
            s.blockK;
   return s.stages * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b)) *
          (s.blockK + kSmemPad);
+}
+
+bool stagedEpilogue(const MatmulSchedule &s) {
+  return s.instruction != Instruction::FFMA && s.vectorWidth > 2;
+}
+
+int64_t epilogueRowPitch(const MatmulSchedule &s, const MatmulWorkload &w) {
+  // 16 bytes of padding for 16-bit outputs (a warp's 4-byte pair stores of 8
+  // rows fall in distinct banks), 32 for f32 (the 8-byte stores of each half
+  // warp, 4 rows, do).
+  return (s.blockN + 8) * bytesOf(w.c);
+}
+
+int64_t epilogueSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
+  return stagedEpilogue(s) ? s.blockM * epilogueRowPitch(s, w) : 0;
+}
+
+int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
+  int64_t pipeline = pipelineSharedBytes(s, w);
+  int64_t staging = epilogueSharedBytes(s, w);
+  // A persistent grid's next tile loads while this one's epilogue runs: the
+  // staging tile follows the ring; otherwise it reuses the ring's memory.
+  return s.persistent ? pipeline + staging : std::max(pipeline, staging);
 }
 
 int64_t splitKWorkspaceElements(const MatmulSchedule &s,
@@ -246,6 +269,20 @@ int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w) {
   return blocks > std::numeric_limits<int64_t>::max()
              ? std::numeric_limits<int64_t>::max()
              : static_cast<int64_t>(blocks);
+}
+
+/// Why the tensor-core schedule `s` does not fit the shared memory of `t`.
+static std::string sharedMemoryReason(const MatmulSchedule &s,
+                                      const MatmulWorkload &w, const Target &t,
+                                      int64_t smem) {
+  std::string what = cat(s.stages, " stages of ", s.blockM, "x", s.blockK,
+                         " and ", s.blockN, "x", s.blockK, " tiles");
+  if (stagedEpilogue(s))
+    what += cat(s.persistent ? " plus " : " or ", "the ", s.blockM, "x",
+                s.blockN, " ", toString(w.c),
+                " epilogue tile (vector_width = ", s.vectorWidth, ")");
+  return cat(what, " need ", smem, " bytes of shared memory; ", t.chip,
+             " allows ", t.maxSharedPerBlock, " per block");
 }
 
 std::optional<std::string> validate(const MatmulSchedule &s,
@@ -285,11 +322,10 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     return cat(s.numWarps(), " warps (", s.threads(),
                " threads) exceed the block limit of ", t.maxThreadsPerBlock,
                " threads");
-  if (s.instruction != Instruction::FFMA && s.vectorWidth > 2)
-    return cat("a ", toString(s.instruction),
-               " lane holds pairs of adjacent output columns: vector_width "
-               "must be 1 or 2, got ",
-               s.vectorWidth);
+  if (s.vectorWidth * bytesOf(w.c) > 16)
+    return cat("vector_width = ", s.vectorWidth, " ", toString(w.c),
+               " outputs make ", s.vectorWidth * bytesOf(w.c),
+               "-byte stores; the widest store is 16 bytes");
   if (s.vectorWidth > 1 && w.n % s.vectorWidth)
     return cat("vector_width = ", s.vectorWidth,
                " needs N to be a multiple of it (N = ", w.n,
@@ -333,7 +369,8 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                  ") of ", kSimtThreadsN);
     bool chunked =
         (s.blockM / rows) % 4 == 0 && (s.blockN / kSimtThreadsN) % 4 == 0;
-    if (s.vectorWidth == 2 || (s.vectorWidth == 4 && !chunked))
+    if (s.vectorWidth == 2 || s.vectorWidth == 8 ||
+        (s.vectorWidth == 4 && !chunked))
       return cat("ffma stores 1 or 4 elements at a time; 4 needs each "
                  "thread's tile in 4 x 4 chunks (block_m / ",
                  rows, " and block_n / ", kSimtThreadsN,
@@ -400,10 +437,7 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                    " threads");
     }
     if (smem > t.maxSharedPerBlock)
-      return cat(s.stages, " stages of ", s.blockM, "x", s.blockK, " and ",
-                 s.blockN, "x", s.blockK, " tiles need ", smem,
-                 " bytes of shared memory; ", t.chip, " allows ",
-                 t.maxSharedPerBlock, " per block");
+      return sharedMemoryReason(s, w, t, smem);
     return std::nullopt;
   }
 
@@ -455,10 +489,7 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     }
   }
   if (smem > t.maxSharedPerBlock)
-    return cat(s.stages, " stages of ", s.blockM, "x", s.blockK, " and ",
-               s.blockN, "x", s.blockK, " tiles need ", smem,
-               " bytes of shared memory; ", t.chip, " allows ",
-               t.maxSharedPerBlock, " per block");
+    return sharedMemoryReason(s, w, t, smem);
   return std::nullopt;
 }
 
@@ -706,7 +737,11 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "block_k / 8 and block_n * block_k / 8 multiples of 32 * num_warps",
       "ffma: copy = sync, stages = 1; vector_width 1, or 4 when each thread's "
       "tile comes in 4 x 4 chunks",
-      "mma_sync, wgmma: vector_width <= 2",
+      "vector_width * sizeof(C dtype) <= 16 (the widest store)",
+      "mma_sync, wgmma: vector_width > 2 stages the block tile through "
+      "shared memory (block_m rows of block_n * sizeof(C dtype) + 16 bytes, "
+      "+ 32 for f32): shared bytes = max(pipeline, staging), pipeline + "
+      "staging when persistent",
       "ffma: threads laid out (32 * num_warps / 16) x 16: block_m % (2 * "
       "num_warps) == 0, block_n % 16 == 0, at most 64 outputs per thread",
       "ffma: shared bytes = block_k * (block_m + block_n) * sizeof(dtype) <= "

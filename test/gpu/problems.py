@@ -77,13 +77,33 @@ def problems():
          {"instruction": "wgmma", "copy": "cp_async", "block_m": 128, "block_n": 128,
           "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
           "swizzle": 4, "vector_width": 2, "persistent": True}),
+        # Staged epilogues (vector_width > 2 on tensor cores): the block tile
+        # through shared memory, 16-byte stores; partial tiles, f32 C, a
+        # persistent grid, split-K, mma_sync with and without cp.async.
+        (4096, 4096, 4096, "bf16", "bf16", True, {"vector_width": 8}),
+        (4097, 4088, 4096, "bf16", "bf16", True, {"vector_width": 8}),
+        (100, 1000, 4096, "f16", "f16", True, {"vector_width": 8}),
+        (300, 1000, 1000, "bf16", "f32", True, {"vector_width": 4}),
+        (2048, 2056, 520, "bf16", "bf16", True,
+         {"vector_width": 8, "persistent": True, "stages": 3}),
+        (33, 4096, 14336, "bf16", "bf16", True, {"vector_width": 8, "split_k": 4}),
+        (257, 264, 96, "f16", "f16", True,
+         {"instruction": "mma_sync", "copy": "cp_async", "block_m": 128, "block_n": 128,
+          "block_k": 32, "warp_m": 64, "warp_n": 32, "stages": 2, "split_k": 1,
+          "swizzle": 1, "vector_width": 8}),
+        (129, 136, 100, "bf16", "bf16", False,
+         {"instruction": "mma_sync", "copy": "sync", "block_m": 64, "block_n": 64,
+          "block_k": 32, "warp_m": 32, "warp_n": 32, "stages": 1, "split_k": 1,
+          "swizzle": 1, "vector_width": 8}),
     ]
     for m, n, k, dt, rt, tb, sched in split:
         a, b = [m, k], ([n, k] if tb else [k, n])
         attr = " {transpose_b}" if tb else ""
         name = (f"matmul_{dt}_{rt}_{m}x{n}x{k}" + ("_tb" if tb else "") +
                 (f"_splitk{sched['split_k']}" if sched.get("split_k", 1) > 1 else "") +
-                ("_persistent" if sched.get("persistent") else ""))
+                ("_persistent" if sched.get("persistent") else "") +
+                (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
+                 else ""))
         add(name, [(a, dt), (b, dt)],
             lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
             f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",

@@ -179,6 +179,60 @@ TEST(Schedule, Wgmma) {
             std::string::npos);
 }
 
+TEST(Schedule, StagedEpilogue) {
+  MatmulWorkload w = linear(4096, 4096, 4096); // bf16 C
+  MatmulSchedule s;
+  s.instruction = Instruction::Wgmma;
+  s.copy = CopyEngine::CpAsync;
+  s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 256, s.blockK = 64;
+  s.stages = 4;
+  s.vectorWidth = 8;
+  EXPECT_TRUE(stagedEpilogue(s));
+  // 128 rows of (256 + 8) bf16, reusing the 196608 bytes of the stages.
+  EXPECT_EQ(epilogueRowPitch(s, w), 528);
+  EXPECT_EQ(epilogueSharedBytes(s, w), 128 * 528);
+  EXPECT_EQ(pipelineSharedBytes(s, w), 196608);
+  EXPECT_EQ(sharedBytes(s, w), 196608);
+  EXPECT_EQ(validate(s, w, h200()), std::nullopt);
+  // Persistent: the tile follows the stages; 4 stages no longer fit, 3 do.
+  MatmulSchedule p = s;
+  p.persistent = true;
+  EXPECT_EQ(sharedBytes(p, w), 196608 + 67584);
+  EXPECT_NE(validate(p, w, h200())->find("plus the 128x256 bf16 epilogue tile"),
+            std::string::npos);
+  p.stages = 3;
+  EXPECT_EQ(validate(p, w, h200()), std::nullopt);
+  // f32 C: 16-byte stores are 4 elements; rows padded by 8 floats.
+  MatmulWorkload f32c = w;
+  f32c.c = DType::F32;
+  EXPECT_NE(validate(s, f32c, h200())->find("32-byte stores"),
+            std::string::npos);
+  MatmulSchedule s4 = s;
+  s4.vectorWidth = 4;
+  EXPECT_EQ(epilogueRowPitch(s4, f32c), (256 + 8) * 4);
+  EXPECT_EQ(validate(s4, f32c, h200()), std::nullopt);
+  // Without staging (vector_width <= 2, or ffma) no tile.
+  MatmulSchedule s2 = s;
+  s2.vectorWidth = 2;
+  EXPECT_FALSE(stagedEpilogue(s2));
+  EXPECT_EQ(epilogueSharedBytes(s2, w), 0);
+  // mma_sync with a larger tile than its stages: the tile decides.
+  MatmulSchedule m;
+  m.blockM = 128, m.blockN = 128, m.warpM = 64, m.warpN = 32, m.blockK = 16;
+  m.stages = 2, m.vectorWidth = 4; // stages 2 * 256 * 24 * 2 = 24576 bytes
+  EXPECT_EQ(sharedBytes(m, f32c), 128 * (128 + 8) * 4);
+  EXPECT_EQ(validate(m, f32c, h200()), std::nullopt);
+  // N must be a multiple of the width.
+  EXPECT_NE(validate(s, linear(4096, 4100, 4096), h200())
+                ->find("multiple of it (N = 4100)"),
+            std::string::npos);
+  // ffma stores 1 or 4 at a time.
+  MatmulWorkload f32 = linear(256, 256, 256, DType::F32);
+  MatmulSchedule f = defaultSchedule(f32, h200());
+  f.vectorWidth = 8;
+  EXPECT_NE(validate(f, f32, h200()), std::nullopt);
+}
+
 TEST(Schedule, JsonRoundTrip) {
   MatmulSchedule s;
   s.blockM = 64, s.blockN = 256, s.warpM = 32, s.warpN = 64, s.stages = 4;

@@ -79,7 +79,11 @@ struct MatmulSchedule {
   /// Grouped rasterization: block tiles are visited in groups of `swizzle`
   /// tile rows, M fastest within a group, for L2 reuse (1: row-major order).
   int64_t swizzle = 1;
-  /// Output elements per store in the epilogue.
+  /// Output elements per global store in the epilogue (1, 2, 4, 8; at most
+  /// 16 bytes). A tensor-core lane holds pairs of adjacent columns: with
+  /// mma_sync and wgmma, widths above 2 stage the block tile through shared
+  /// memory (stagedEpilogue), then every thread stores 16-byte (or 8-byte)
+  /// row chunks, consecutive threads consecutive chunks.
   int64_t vectorWidth = 1;
   /// Persistent grid (wgmma only): as many blocks as the GPU holds at once
   /// (persistentGridBlocks) loop over the output tiles in rasterization
@@ -130,8 +134,27 @@ struct Target {
   static const std::vector<std::string> &knownChips();
 };
 
-/// Shared memory the schedule allocates, bytes (block tiles of A and B per
+/// Shared memory of the K loop's stages, bytes (block tiles of A and B per
 /// stage; mma_sync rows padded by 8 elements against bank conflicts).
+int64_t pipelineSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// Whether the epilogue stages the block tile through shared memory
+/// (mma_sync or wgmma with vector_width > 2).
+bool stagedEpilogue(const MatmulSchedule &s);
+
+/// Bytes between rows of the staged epilogue tile: block_n * sizeof(C) plus
+/// 16 bytes (16-bit C) or 32 bytes (f32 C), so that the lanes' pair stores
+/// into it do not conflict in banks.
+int64_t epilogueRowPitch(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// Shared memory of the staged epilogue tile, bytes: block_m rows of
+/// epilogueRowPitch; 0 without staging.
+int64_t epilogueSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// Shared memory the schedule allocates, bytes: the stages, or the staged
+/// epilogue tile if larger (it reuses the stages once the K loop is done);
+/// with a persistent grid the tile follows the stages (the next tile's
+/// copies are in flight during the epilogue).
 int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
 
 /// Blocks launched: ceil(M / block_m) * ceil(N / block_n) * split_k.
