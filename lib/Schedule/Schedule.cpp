@@ -271,18 +271,26 @@ int64_t gridBlocks(const MatmulSchedule &s, const MatmulWorkload &w) {
              : static_cast<int64_t>(blocks);
 }
 
-/// Why the tensor-core schedule `s` does not fit the shared memory of `t`.
+/// Why the tensor-core schedule `s` does not fit the shared memory of `t`:
+/// the stages, the staged epilogue tile, or (persistent grids) both.
 static std::string sharedMemoryReason(const MatmulSchedule &s,
-                                      const MatmulWorkload &w, const Target &t,
-                                      int64_t smem) {
-  std::string what = cat(s.stages, " stages of ", s.blockM, "x", s.blockK,
-                         " and ", s.blockN, "x", s.blockK, " tiles");
-  if (stagedEpilogue(s))
-    what += cat(s.persistent ? " plus " : " or ", "the ", s.blockM, "x",
-                s.blockN, " ", toString(w.c),
-                " epilogue tile (vector_width = ", s.vectorWidth, ")");
-  return cat(what, " need ", smem, " bytes of shared memory; ", t.chip,
-             " allows ", t.maxSharedPerBlock, " per block");
+                                      const MatmulWorkload &w,
+                                      const Target &t) {
+  int64_t pipeline = pipelineSharedBytes(s, w);
+  int64_t staging = epilogueSharedBytes(s, w);
+  std::string stages = cat(s.stages, " stages of ", s.blockM, "x", s.blockK,
+                           " and ", s.blockN, "x", s.blockK, " tiles");
+  std::string tile = cat("the ", s.blockM, "x", s.blockN, " ", toString(w.c),
+                         " epilogue tile (vector_width = ", s.vectorWidth, ")");
+  std::string what;
+  if (s.persistent && staging)
+    what = cat(stages, " plus ", tile, " need ", pipeline + staging);
+  else if (staging > pipeline)
+    what = cat(tile, " needs ", staging);
+  else
+    what = cat(stages, " need ", pipeline);
+  return cat(what, " bytes of shared memory; ", t.chip, " allows ",
+             t.maxSharedPerBlock, " per block");
 }
 
 std::optional<std::string> validate(const MatmulSchedule &s,
@@ -437,7 +445,7 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                    " threads");
     }
     if (smem > t.maxSharedPerBlock)
-      return sharedMemoryReason(s, w, t, smem);
+      return sharedMemoryReason(s, w, t);
     return std::nullopt;
   }
 
@@ -489,7 +497,7 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     }
   }
   if (smem > t.maxSharedPerBlock)
-    return sharedMemoryReason(s, w, t, smem);
+    return sharedMemoryReason(s, w, t);
   return std::nullopt;
 }
 
@@ -517,7 +525,8 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
   // shapes; -sweep2-h200: the f32 and small-grid shapes after the SIMT and
   // small-grid changes; -sweep3-h200 and -sweep4-h200: block_k = 128 for
   // decode and small grids; -split-k-h200: split_k 1-16 on the small-grid
-  // shapes); docs/schedules.md lists them with the measured gaps to the best.
+  // shapes; -epilogue-sweep-h200: register and staged epilogues);
+  // docs/schedules.md lists them with the measured gaps to the best.
   MatmulSchedule s;
   s.splitK = 1;
   s.persistent = false;
@@ -599,6 +608,16 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.blockM = 64, s.blockN = bn, s.warpM = 64, s.warpN = bn;
       s.stages = 5;
       s.swizzle = w.m >= 512 ? 8 : 1;
+    }
+    // 16-bit C: the staged epilogue (the block tile through shared memory,
+    // 16-byte stores; 4096^3 bf16: 0.2067 -> 0.1889 ms, Llama down M 32:
+    // 45.8 -> 42.8 us; bench/results/2026-11-30-epilogue-sweep-h200). f32 C
+    // keeps the register epilogue (not measured staged).
+    if (bytesOf(w.c) == 2 && w.n % 8 == 0) {
+      MatmulSchedule staged = s;
+      staged.vectorWidth = 8;
+      if (!validate(staged, w, t))
+        return staged;
     }
     if (!validate(s, w, t))
       return s;

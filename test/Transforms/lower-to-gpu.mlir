@@ -314,7 +314,7 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      dynamic_shared_memory_size %c122880_i32
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
 // CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>}
@@ -333,13 +333,19 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK-NOT:       nvvm.wgmma.mma_async
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
-// Epilogue: round to bf16, paired stores inside the bounds, 8 per thread.
+// Epilogue (staged, vector_width 8: lower-to-gpu-staged-epilogue.mlir): round
+// to bf16, 8 paired stores per thread into the 64 x 40 shared tile, then 16-byte
+// row chunks to C inside the bounds.
+// CHECK:         %[[T:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<64x40xbf16, 3>
+// CHECK:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         vector.from_elements
+// CHECK-NEXT:    vector.store %{{.*}}, %[[T]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x40xbf16, 3>, vector<2xbf16>
+// CHECK-COUNT-7: vector.store %{{.*}}, %[[T]]
+// CHECK:         gpu.barrier
 // CHECK:         scf.if
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
-// CHECK:           vector.from_elements
-// CHECK-NEXT:      vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<100x1000xbf16>, vector<2xbf16>
-// CHECK-COUNT-7:   vector.store
+// CHECK-NEXT:      vector.load %[[T]]
+// CHECK-NEXT:      vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<100x1000xbf16>, vector<8xbf16>
 // CHECK-NOT:     vector.store
 // CHECK:         gpu.return
 func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tensor<100x1000xbf16> {
