@@ -5,7 +5,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
     bench/compile_sweep.py --out DIR [--kopt-opt PATH] [--kopt-space PATH]
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
-                           [--split-k LIST] [--persistent] [--epilogue]
+                           [--split-k LIST] [--persistent] [--epilogue] [--gemv]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -25,6 +25,11 @@ With --epilogue the sweep compares epilogues on the tensor-core problems: the de
 schedule and a few wgmma tiles of `epilogue_bases()`, each storing from registers
 (vector_width 2, or 1 for odd N) and staged through shared memory (vector_width 8 for
 16-bit C, 4 for f32 C; tag "epilogue").
+
+With --gemv the sweep compares the gemv schedule (lanes split K, for small M) with the
+default on the problems with M <= 64 whose operands are both contiguous along K:
+`gemv_candidates()` varies warp_n, the warps per block, block_k and split_k (tag
+"gemv").
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -279,6 +284,30 @@ def epilogue_widths(p):
     return [narrow] + ([wide] if p["n"] % wide == 0 else [])
 
 
+def gemv_candidates(p):
+    """gemv schedules for a small-M problem with both operands contiguous along K."""
+    if p["m"] > 64 or p["transpose_a"] or not p["transpose_b"]:
+        return []
+    f32 = p["dtype"] == "f32"
+    out = []
+    for bm in ((16,) if p["m"] <= 16 else (16, 32)):
+        rows = min(bm, p["m"])
+        for wn in (1, 2, 4, 8):
+            if rows * wn > 64 or (rows > 16 and wn > 2) or (rows <= 8 and wn < 2):
+                continue
+            for warps in (4, 8, 16):
+                if not 16 <= wn * warps <= 64:
+                    continue
+                for bk in ((8, 16) if f32 else (8, 16, 32)):
+                    for sk in (1, 2):
+                        out.append({"instruction": "gemv", "copy": "sync", "stages": 1,
+                                    "block_m": bm, "warp_m": bm, "block_n": wn * warps,
+                                    "warp_n": wn, "block_k": bk, "split_k": sk,
+                                    "swizzle": 1, "vector_width": 1,
+                                    "persistent": False})
+    return out
+
+
 def run(cmd, timeout=TIMEOUT_S):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -349,6 +378,8 @@ def main(argv=None):
                     help="a sweep of persistent = false / true")
     ap.add_argument("--epilogue", action="store_true",
                     help="a sweep of register and staged epilogues")
+    ap.add_argument("--gemv", action="store_true",
+                    help="a sweep of gemv schedules on the small-M problems")
     args = ap.parse_args(argv)
     splits = None
     if args.split_k:
@@ -381,6 +412,10 @@ def main(argv=None):
                 return 2
             default = json.loads(out)
             jobs.append((p, default, ["default"], True))
+            if args.gemv:
+                for sc in gemv_candidates(p):
+                    jobs.append((p, sc, ["gemv"], None))
+                continue
             if args.epilogue:
                 if p["dtype"] != "f32":
                     for b in epilogue_bases(p, default):

@@ -17,7 +17,8 @@ def Kopt_ScheduleInstruction : I32EnumAttr<"ScheduleInstruction",
     "the instruction computing the multiply-accumulates", [
       I32EnumAttrCase<"ffma", 0>,
       I32EnumAttrCase<"mma_sync", 1>,
-      I32EnumAttrCase<"wgmma", 2>
+      I32EnumAttrCase<"wgmma", 2>,
+      I32EnumAttrCase<"gemv", 3>
     ]> {
   let cppNamespace = "::kopt";
   let genSpecializedAttr = 0;

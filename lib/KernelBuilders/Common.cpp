@@ -170,6 +170,18 @@ int64_t kb::numElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
+Value kb::warpAllReduce(OpBuilder &b, Location loc, Value v,
+                        function_ref<Value(Value, Value)> combine) {
+  constexpr int32_t kWarpSize = 32;
+  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    v = combine(v, other);
+  }
+  return v;
+}
+
 Value kb::threadIdX(OpBuilder &b, Location loc) {
   return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
 }

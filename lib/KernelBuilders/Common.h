@@ -93,6 +93,13 @@ mlir::Value fillValue(mlir::OpBuilder &b, mlir::Value init);
 /// The product of the dimensions of `shape` (1 for a scalar).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
+/// A butterfly all-reduce over the 32 lanes of a warp: shuffles xor 16, 8,
+/// 4, 2, 1, each followed by `combine(mine, other)`; every lane ends with the
+/// combination of all 32 values (in the same order on every lane).
+mlir::Value warpAllReduce(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+    llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combine);
+
 /// gpu.thread_id / block_id x as index values.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 mlir::Value blockIdX(mlir::OpBuilder &b, mlir::Location loc);

@@ -148,13 +148,9 @@ static SmallVector<Value> laneArgs(OpBuilder &b, Location loc,
 }
 
 Value RowKernelBuilder::warpReduce(Operation *comb, Value v) {
-  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
-    Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    v = combine(b, loc, comb, v, other);
-  }
-  return v;
+  return warpAllReduce(b, loc, v, [&](Value mine, Value other) {
+    return combine(b, loc, comb, mine, other);
+  });
 }
 
 Value RowKernelBuilder::blockReduce(Operation *comb, Value v, Value identity) {

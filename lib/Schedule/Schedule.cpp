@@ -21,13 +21,14 @@ namespace {
 // The domains of the implemented values. The representation also names TMA;
 // `validate` rejects it with a reason until the passes implement it.
 const std::vector<Instruction> kInstructions = {
-    Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma};
+    Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma,
+    Instruction::Gemv};
 const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
 const std::vector<int64_t> kBlockM = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockN = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockK = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kWarpM = {16, 32, 64, 128};
-const std::vector<int64_t> kWarpN = {8, 16, 32, 64, 128, 256};
+const std::vector<int64_t> kWarpN = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
 const std::vector<int64_t> kSplitK = {1, 2, 4, 8, 16};
 const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
@@ -98,6 +99,8 @@ const char *toString(Instruction i) {
     return "mma_sync";
   case Instruction::Wgmma:
     return "wgmma";
+  case Instruction::Gemv:
+    return "gemv";
   }
   return "?";
 }
@@ -127,8 +130,7 @@ const char *toString(DType d) {
 }
 
 std::optional<Instruction> parseInstruction(const std::string &s) {
-  for (Instruction i :
-       {Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma})
+  for (Instruction i : kInstructions)
     if (s == toString(i))
       return i;
   return std::nullopt;
@@ -213,6 +215,8 @@ std::optional<Target> Target::forChip(const std::string &chip) {
 }
 
 int64_t pipelineSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
+  if (s.instruction == Instruction::Gemv) // operands read from global memory
+    return 0;
   if (s.instruction == Instruction::FFMA)
     return s.blockK * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b));
   if (s.instruction == Instruction::Wgmma) // swizzled, unpadded rows
@@ -365,6 +369,48 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                kMaxGridBlocks);
 
   int64_t smem = sharedBytes(s, w);
+  if (s.instruction == Instruction::Gemv) {
+    if (s.copy != CopyEngine::Sync || s.stages != 1)
+      return std::string("gemv schedules take copy = sync and stages = 1 "
+                         "(operands are read from global memory)");
+    if (w.a != w.b)
+      return cat("gemv needs A and B of one type (got ", toString(w.a), " x ",
+                 toString(w.b), ")");
+    if (!w.aKContiguous || !w.bKContiguous)
+      return cat("gemv reads A and B along K with 16-byte loads: both must "
+                 "be contiguous along K; ",
+                 !w.aKContiguous ? "A is stored [K, M] (transposed)"
+                                 : "B is stored [K, N] (row-major)");
+    int64_t perLoad = 16 / bytesOf(w.a);
+    if (w.k % perLoad)
+      return cat("gemv's 16-byte loads hold ", perLoad, " ", toString(w.a),
+                 " elements: K (", w.k, ") must be a multiple of ", perLoad);
+    if (s.blockK % perLoad || s.blockK * bytesOf(w.a) > 64)
+      return cat("gemv: each lane loads block_k elements per row and K step "
+                 "as 16-byte vectors, 16 to 64 bytes: block_k must be a "
+                 "multiple of ",
+                 perLoad, " and at most ", 64 / bytesOf(w.a), " for ",
+                 toString(w.a), ", got ", s.blockK);
+    if (s.warpM != s.blockM)
+      return cat("gemv: every warp computes all of the block's rows: warp_m "
+                 "must equal block_m (",
+                 s.blockM, "), got ", s.warpM);
+    if (s.vectorWidth != 1)
+      return cat("gemv stores one output per lane: vector_width must be 1, "
+                 "got ",
+                 s.vectorWidth);
+    int64_t rows = std::min(s.blockM, w.m);
+    int64_t accumulators = rows * s.warpN;
+    if (accumulators > kMaxAccumulators / 2)
+      return cat("gemv: min(block_m, M) x warp_n = ", rows, " x ", s.warpN,
+                 " accumulators per lane; at most ", kMaxAccumulators / 2);
+    // The step's loaded vectors live beside the accumulators.
+    int64_t loaded = (rows + s.warpN) * s.blockK * bytesOf(w.a) / 4;
+    if (auto r = registerBudget(accumulators + loaded + kRegisterOverhead,
+                                s.threads(), t.maxRegistersPerThread))
+      return "gemv: " + *r;
+    return std::nullopt;
+  }
   if (s.instruction == Instruction::FFMA) {
     if (s.copy != CopyEngine::Sync || s.stages != 1)
       return std::string("ffma schedules take copy = sync and stages = 1 "
@@ -411,6 +457,10 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("wgmma: a warpgroup's tile has 64 or 128 rows (one or two "
                  "m64 instructions), got warp_m = ",
                  s.warpM);
+    if (s.warpN % 8)
+      return cat("wgmma m64nNk16 takes N in multiples of 8: warp_n must be "
+                 "one, got ",
+                 s.warpN);
     if (s.blockK != 64 && s.blockK != 128)
       return cat("wgmma reads 128-byte swizzled rows of 64 16-bit elements: "
                  "block_k must be 64 or 128, got ",
@@ -769,7 +819,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "block_k in {64, 128}; copy = cp_async, stages >= 2; A and B contiguous "
       "along "
       "K, K % 8 == 0",
-      "wgmma: (warp_m / 64) * warp_n / 2 <= 128 accumulators per thread; "
+      "wgmma: warp_n % 8 == 0; (warp_m / 64) * warp_n / 2 <= 128 "
+      "accumulators per thread; "
       "block_m * 8 and block_n * 8 multiples of 32 * num_warps",
       "wgmma: shared bytes = stages * (block_m + block_n) * block_k * 2 <= "
       "max_shared_per_block",
@@ -779,6 +830,10 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "ceil(T / split_k) < T; split_k * M * N <= 2^30 (the f32 "
       "partials of the workspace)",
       "persistent = true: wgmma, split_k = 1",
+      "gemv: copy = sync, stages = 1; A and B of one type, both contiguous "
+      "along K, K a multiple of 16 / sizeof(dtype); block_k * sizeof(dtype) "
+      "a multiple of 16 and <= 64; warp_m == block_m; vector_width = 1; "
+      "min(block_m, M) * warp_n <= 64 accumulators per lane",
   });
   j["not_implemented"] = json::array({"copy = tma"});
   j["default"] = toJSON(defaultSchedule(w, t));

@@ -57,6 +57,11 @@ def problems():
     # each instruction, odd sizes, a last split shorter than the others; persistent
     # grids.
     # (M, N, K, dtype, result dtype, transpose_b, schedule)
+    def gemv(bm, bn, wn, bk, split_k=1):
+        return {"instruction": "gemv", "copy": "sync", "stages": 1, "block_m": bm,
+                "warp_m": bm, "block_n": bn, "warp_n": wn, "block_k": bk,
+                "split_k": split_k, "swizzle": 1, "vector_width": 1}
+
     split = [
         (32, 4096, 14336, "bf16", "bf16", True, {"split_k": 4}),
         (5, 1000, 1000, "bf16", "bf16", True,
@@ -95,6 +100,13 @@ def problems():
          {"instruction": "mma_sync", "copy": "sync", "block_m": 64, "block_n": 64,
           "block_k": 32, "warp_m": 32, "warp_n": 32, "stages": 1, "split_k": 1,
           "swizzle": 1, "vector_width": 8}),
+        # gemv (lanes split K): a partial block of columns and a K tail, split-K
+        # with f32 C, partial M tiles, f32 operands, K below one lane step.
+        (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
+        (5, 4096, 4104, "f16", "f32", True, gemv(16, 64, 8, 8, split_k=4)),
+        (33, 300, 520, "bf16", "bf16", True, gemv(16, 16, 2, 8)),
+        (8, 4096, 4096, "f32", "f32", True, gemv(16, 16, 4, 8, split_k=2)),
+        (3, 17, 12, "f32", "f32", True, gemv(16, 16, 1, 8)),
     ]
     for m, n, k, dt, rt, tb, sched in split:
         a, b = [m, k], ([n, k] if tb else [k, n])
@@ -103,7 +115,8 @@ def problems():
                 (f"_splitk{sched['split_k']}" if sched.get("split_k", 1) > 1 else "") +
                 ("_persistent" if sched.get("persistent") else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
-                 else ""))
+                 else "") +
+                ("_gemv" if sched.get("instruction") == "gemv" else ""))
         add(name, [(a, dt), (b, dt)],
             lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
             f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",

@@ -40,6 +40,10 @@ enum class Instruction {
   MmaSync,
   /// wgmma m64nNk16 from a warpgroup, operands in shared memory (sm_90a).
   Wgmma,
+  /// GEMV-like FMA for small M: lanes split K with 16-byte loads from global
+  /// memory, warps own output columns, a shuffle reduction (any dtype; both
+  /// operands contiguous along K).
+  Gemv,
 };
 
 /// How operand tiles reach shared memory.
