@@ -9,7 +9,8 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
 // Without wgmma (sm_90), the default is mma_sync:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" | FileCheck %s --check-prefix=MMA
-// The default heuristic splits K for f32 decode (16 x 64 SIMT tiles, up to 16
+// The default heuristic splits K for f32 decode with 8 < M <= 64 (M <= 8 is gemv,
+// lower-to-gpu-gemv.mlir) (16 x 64 SIMT tiles, up to 16
 // splits) and for long K on small wgmma grids (64 x 64 tiles, 2 splits), not
 // for K = 4096 on tensor cores:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule | FileCheck %s --check-prefix=DEFAULT
@@ -87,9 +88,9 @@ func.func @decode(%x: tensor<32x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tenso
 // CHECK:           arith.addi %{{.*}}, %{{.*}} : index
 // CHECK:         memref.atomic_rmw addf
 // MMA-LABEL: func.func @f32_decode(
-func.func @f32_decode(%x: tensor<8x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<8x4096xf32> {
-  %y = kopt.matmul %x, %w {transpose_b} : tensor<8x4096xf32>, tensor<4096x4096xf32> -> tensor<8x4096xf32>
-  return %y : tensor<8x4096xf32>
+func.func @f32_decode(%x: tensor<16x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<16x4096xf32> {
+  %y = kopt.matmul %x, %w {transpose_b} : tensor<16x4096xf32>, tensor<4096x4096xf32> -> tensor<16x4096xf32>
+  return %y : tensor<16x4096xf32>
 }
 
 // -----

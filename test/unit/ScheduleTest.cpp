@@ -233,6 +233,62 @@ TEST(Schedule, StagedEpilogue) {
   EXPECT_NE(validate(f, f32, h200()), std::nullopt);
 }
 
+TEST(Schedule, Gemv) {
+  // The default for M = 1 (16-bit) and M <= 8 (f32), both operands along K.
+  MatmulWorkload q = linear(1, 6144, 4096);
+  MatmulSchedule s = defaultSchedule(q, h200());
+  EXPECT_EQ(s.instruction, Instruction::Gemv);
+  EXPECT_EQ(s.numWarps(), 8); // 16 columns, 2 per warp
+  EXPECT_EQ(sharedBytes(s, q), 0);
+  EXPECT_EQ(validate(s, q, h200()), std::nullopt);
+  MatmulWorkload f = linear(8, 4096, 4096, DType::F32);
+  EXPECT_EQ(defaultSchedule(f, h200()).instruction, Instruction::Gemv);
+  EXPECT_EQ(
+      defaultSchedule(linear(9, 4096, 4096, DType::F32), h200()).instruction,
+      Instruction::FFMA);
+  EXPECT_EQ(defaultSchedule(linear(2, 4096, 4096), h200()).instruction,
+            Instruction::Wgmma);
+  MatmulWorkload rowMajorB = q;
+  rowMajorB.bKContiguous = false;
+  EXPECT_NE(defaultSchedule(rowMajorB, h200()).instruction, Instruction::Gemv);
+  auto reason = [&](auto edit, MatmulWorkload w) {
+    MatmulSchedule t = s;
+    edit(t);
+    std::optional<std::string> r = validate(t, w, h200());
+    return r ? *r : std::string("valid");
+  };
+  EXPECT_NE(reason([](MatmulSchedule &) {}, rowMajorB)
+                .find("both must be contiguous along K"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &) {}, linear(1, 64, 4100))
+                .find("K (4100) must be a multiple of 8"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.blockK = 64; }, q)
+                .find("at most 32 for bf16"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.vectorWidth = 2; }, q)
+                .find("vector_width must be 1"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.warpM = 8; }, q).find("warp_m"),
+            std::string::npos);
+  EXPECT_NE(reason([](MatmulSchedule &t) { t.stages = 2; }, q)
+                .find("copy = sync and stages = 1"),
+            std::string::npos);
+  // 16 rows x 8 columns = 128 accumulators per lane: too many.
+  EXPECT_NE(reason(
+                [](MatmulSchedule &t) {
+                  t.warpN = 8;
+                  t.blockN = 64;
+                },
+                linear(16, 4096, 4096))
+                .find("accumulators per lane"),
+            std::string::npos);
+  // wgmma takes no warp_n below 8 (the domain starts at 1 for gemv).
+  MatmulSchedule w = defaultSchedule(linear(4096, 4096, 4096), h200());
+  w.warpN = 4, w.blockN = 4;
+  EXPECT_NE(validate(w, linear(4096, 4096, 4096), h200()), std::nullopt);
+}
+
 TEST(Schedule, JsonRoundTrip) {
   MatmulSchedule s;
   s.blockM = 64, s.blockN = 256, s.warpM = 32, s.warpN = 64, s.stages = 4;
