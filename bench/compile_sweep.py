@@ -6,6 +6,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
                            [--split-k LIST] [--persistent] [--epilogue] [--gemv]
+                           [--simt-stages]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -30,6 +31,10 @@ With --gemv the sweep compares the gemv schedule (lanes split K, for small M) wi
 default on the problems with M <= 64 whose operands are both contiguous along K:
 `gemv_candidates()` varies warp_n, the warps per block, block_k and split_k (tag
 "gemv").
+
+With --simt-stages the sweep compares one and two shared-memory buffers (stages 1 and
+2) of the SIMT (ffma) schedules on the f32 problems: the default and the SIMT tiles of
+`candidates()` (tag "simt_stages").
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -380,6 +385,8 @@ def main(argv=None):
                     help="a sweep of register and staged epilogues")
     ap.add_argument("--gemv", action="store_true",
                     help="a sweep of gemv schedules on the small-M problems")
+    ap.add_argument("--simt-stages", action="store_true",
+                    help="a sweep of ffma stages 1 / 2 on the f32 problems")
     args = ap.parse_args(argv)
     splits = None
     if args.split_k:
@@ -412,6 +419,15 @@ def main(argv=None):
                 return 2
             default = json.loads(out)
             jobs.append((p, default, ["default"], True))
+            if args.simt_stages:
+                if p["dtype"] == "f32":
+                    base = {k: v for k, v in default.items() if k != "num_warps"}
+                    for sc in [base] + candidates(p):
+                        if sc.get("instruction") != "ffma":
+                            continue
+                        for st in (1, 2):
+                            jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
+                continue
             if args.gemv:
                 for sc in gemv_candidates(p):
                     jobs.append((p, sc, ["gemv"], None))

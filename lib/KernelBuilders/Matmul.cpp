@@ -164,6 +164,93 @@ static Chunk chunkOf(OpBuilder &b, Location loc, const StageSpec &s, int64_t r,
   return c;
 }
 
+/// Element loads per thread of a tile staged one element at a time.
+static int64_t elementLoads(const StageSpec &s, int64_t threads) {
+  return llvm::divideCeil(s.tileOuter * s.tileK, threads);
+}
+
+namespace {
+/// Element r of a thread's share of an operand tile staged one element at a
+/// time: its value (zero outside the operand) and where it goes in the
+/// shared tile; `inTile` is false for the threads past the end of a tile with
+/// fewer elements than the threads cover (null when all are inside).
+struct TileElement {
+  Value value, inTile;
+  SmallVector<Value> smemIdx;
+};
+} // namespace
+
+/// Loads element r (tid + r * threads of the tile, k fastest for a
+/// K-contiguous operand, else outer fastest) of the thread's share of the
+/// tile at (outerBase, kBase).
+static FailureOr<TileElement>
+loadTileElement(OpBuilder &b, Location loc, linalg::GenericOp g,
+                const StageSpec &s, Value outerBase, Value kBase, Value tid,
+                int64_t threads, int64_t r) {
+  Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
+  int64_t tileElems = s.tileOuter * s.tileK;
+  TileElement t;
+  Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
+  if ((r + 1) * threads > tileElems)
+    t.inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                     indexConst(b, loc, tileElems));
+  Value outerOff, kOff;
+  if (kContiguous(s.map)) {
+    outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
+    kOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
+  } else {
+    kOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
+    outerOff =
+        arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
+  }
+  Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
+  Value k = arith::AddIOp::create(b, loc, kBase, kOff);
+  Value inOuter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        outer, indexConst(b, loc, s.outerSize));
+  Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
+                                    indexConst(b, loc, s.kSize));
+  Value inside = arith::AndIOp::create(b, loc, inOuter, inK);
+  if (t.inTile)
+    inside = arith::AndIOp::create(b, loc, inside, t.inTile);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt}, inside,
+                                /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> dims(3, indexConst(b, loc, 0));
+    dims[s.outerDim] = outer;
+    dims[2] = k;
+    FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, s.map, dims);
+    if (failed(idx))
+      return g.emitOpError("unsupported operand indexing map");
+    scf::YieldOp::create(
+        b, loc, memref::LoadOp::create(b, loc, s.mem, *idx).getResult());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, zero);
+  }
+  t.value = ifOp.getResult(0);
+  t.smemIdx = s.smemOuterMajor ? SmallVector<Value>{outerOff, kOff}
+                               : SmallVector<Value>{kOff, outerOff};
+  return t;
+}
+
+/// Stores a loaded element into the shared tile `smem` at `lead` (leading
+/// indices, e.g. a buffer of a double-buffered tile) + its tile position.
+static void storeTileElement(OpBuilder &b, Location loc, const StageSpec &s,
+                             Value smem, ValueRange lead,
+                             const TileElement &t) {
+  OpBuilder::InsertionGuard guard(b);
+  if (t.inTile) {
+    auto partial = scf::IfOp::create(b, loc, t.inTile,
+                                     /*withElseRegion=*/false);
+    b.setInsertionPointToStart(partial.thenBlock());
+  }
+  SmallVector<Value> idx(lead.begin(), lead.end());
+  idx.append(t.smemIdx.begin(), t.smemIdx.end());
+  memref::StoreOp::create(b, loc, t.value, smem, idx);
+}
+
 /// Stages one operand tile into shared memory, threads walking the operand's
 /// contiguous dimension for coalesced loads. With `threads` threads; `tid` is
 /// the thread's index. When the operand is contiguous along k, k is a multiple
@@ -177,15 +264,6 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
   Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
   unsigned bits = elt.getIntOrFloatBitWidth();
   int64_t tileElems = s.tileOuter * s.tileK;
-  Value cOuter = indexConst(b, loc, s.outerSize),
-        cK = indexConst(b, loc, s.kSize);
-
-  auto inBounds = [&](Value outer, Value k) -> Value {
-    Value inOuter =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, outer, cOuter);
-    Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, cK);
-    return arith::AndIOp::create(b, loc, inOuter, inK);
-  };
   auto globalIndices = [&](Value outer,
                            Value k) -> FailureOr<SmallVector<Value>> {
     SmallVector<Value> dims(3, indexConst(b, loc, 0));
@@ -199,6 +277,8 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
                     s.kSize % kVec == 0 && s.tileK % kVec == 0 &&
                     (tileElems / kVec) % threads == 0;
   if (vectorized) {
+    Value cOuter = indexConst(b, loc, s.outerSize),
+          cK = indexConst(b, loc, s.kSize);
     auto vecType = VectorType::get({kVec}, elt);
     Value zero = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
@@ -229,49 +309,12 @@ static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
     return success();
   }
 
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  for (int64_t r = 0, n = llvm::divideCeil(tileElems, threads); r < n; ++r) {
-    Value e =
-        arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
-    // When the tile has fewer elements than the threads cover, the last
-    // access of the threads past its end is skipped.
-    OpBuilder::InsertionGuard partialGuard(b);
-    if ((r + 1) * threads > tileElems) {
-      auto partial = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                indexConst(b, loc, tileElems)),
-          /*withElseRegion=*/false);
-      b.setInsertionPointToStart(partial.thenBlock());
-    }
-    Value outerOff, kOff;
-    if (kCont) {
-      outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
-      kOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
-    } else {
-      kOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
-      outerOff =
-          arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
-    }
-    Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
-    Value k = arith::AddIOp::create(b, loc, kBase, kOff);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt}, inBounds(outer, k),
-                                  /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      FailureOr<SmallVector<Value>> idx = globalIndices(outer, k);
-      if (failed(idx))
-        return g.emitOpError("unsupported operand indexing map");
-      scf::YieldOp::create(
-          b, loc, memref::LoadOp::create(b, loc, s.mem, *idx).getResult());
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, zero);
-    }
-    SmallVector<Value> smemIdx = s.smemOuterMajor
-                                     ? SmallVector<Value>{outerOff, kOff}
-                                     : SmallVector<Value>{kOff, outerOff};
-    memref::StoreOp::create(b, loc, ifOp.getResult(0), s.smem, smemIdx);
+  for (int64_t r = 0, n = elementLoads(s, threads); r < n; ++r) {
+    FailureOr<TileElement> e =
+        loadTileElement(b, loc, g, s, outerBase, kBase, tid, threads, r);
+    if (failed(e))
+      return failure();
+    storeTileElement(b, loc, s, s.smem, {}, *e);
   }
   return success();
 }
@@ -508,6 +551,17 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
   storeElements(b, loc, rounded, c.out, ValueRange{m, n});
 }
 
+/// scf.for %i = 0 to `count` step 1 (iter_args `init`), its constants made
+/// one statement at a time (the IR must not depend on the host compiler's
+/// argument evaluation order).
+static scf::ForOp countedLoop(OpBuilder &b, Location loc, int64_t count,
+                              ValueRange init = {}) {
+  Value lb = indexConst(b, loc, 0);
+  Value ub = indexConst(b, loc, count);
+  Value step = indexConst(b, loc, 1);
+  return scf::ForOp::create(b, loc, lb, ub, step, init);
+}
+
 namespace {
 /// The staged epilogue (tensor cores, vector_width > 2): the lanes write
 /// their rounded accumulator pairs into a block_m x (block_n + 8) tile of C's
@@ -548,10 +602,7 @@ static void storeStagedTile(OpBuilder &b, Location loc, const Contraction &c,
   Type elt = cast<MemRefType>(c.out.getType()).getElementType();
   auto vecType = VectorType::get({st.width}, elt);
   llvm::MaybeAlign align(st.width * elt.getIntOrFloatBitWidth() / 8);
-  Value lb = indexConst(b, loc, 0);
-  Value ub = indexConst(b, loc, llvm::divideCeil(chunks, threads));
-  Value step = indexConst(b, loc, 1);
-  auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+  auto loop = countedLoop(b, loc, llvm::divideCeil(chunks, threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value chunk = arith::AddIOp::create(
@@ -835,10 +886,19 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type eltA = cast<MemRefType>(c.memA.getType()).getElementType();
   Type eltB = cast<MemRefType>(c.memB.getType()).getElementType();
+  // stages = 2: two buffers; the next K tile's elements are loaded into
+  // registers before this tile is computed and stored into the other buffer
+  // after it (one barrier per K tile).
+  const bool kDouble = s.stages == 2;
+  SmallVector<int64_t> shapeA = {kBK, kBM}, shapeB = {kBK, kBN};
+  if (kDouble) {
+    shapeA.insert(shapeA.begin(), 2);
+    shapeB.insert(shapeB.begin(), 2);
+  }
   Value smemA =
-      func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBM}, eltA), loc);
+      func.addWorkgroupAttribution(workgroupBuffer(b, shapeA, eltA), loc);
   Value smemB =
-      func.addWorkgroupAttribution(workgroupBuffer(b, {kBK, kBN}, eltB), loc);
+      func.addWorkgroupAttribution(workgroupBuffer(b, shapeB, eltB), loc);
   if (kChunk > 1) // vector loads of 4 elements
     for (unsigned i = 0; i < 2; ++i)
       func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
@@ -870,22 +930,68 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
   Type accType = mm.getBody()->getArguments().back().getType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
   SmallVector<Value> accInit(kTM * kTN, zero);
+  StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, smemA, false};
+  StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, smemB, false};
+  // The first K element of K tile `kt` (an index).
+  auto kOf = [&](Value kt) -> Value {
+    Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
+    return org.kBase ? arith::AddIOp::create(b, loc, k0, org.kBase) : k0;
+  };
+  // The thread's elements of K tile `kt` of A and B, loaded into registers.
+  auto loadTiles = [&](Value kt) -> FailureOr<SmallVector<TileElement>> {
+    Value k0 = kOf(kt);
+    SmallVector<TileElement> out;
+    for (auto [spec, base] : {std::pair<const StageSpec *, Value>{&a, m0},
+                              std::pair<const StageSpec *, Value>{&bs, n0}})
+      for (int64_t r = 0, n = elementLoads(*spec, kThreads); r < n; ++r) {
+        FailureOr<TileElement> e =
+            loadTileElement(b, loc, mm, *spec, base, k0, tid, kThreads, r);
+        if (failed(e))
+          return failure();
+        out.push_back(*e);
+      }
+    return out;
+  };
+  auto storeTiles = [&](ArrayRef<TileElement> elems, Value buffer) {
+    int64_t loadsA = elementLoads(a, kThreads);
+    for (auto [i, e] : llvm::enumerate(elems))
+      storeTileElement(b, loc, i < static_cast<size_t>(loadsA) ? a : bs,
+                       i < static_cast<size_t>(loadsA) ? smemA : smemB, buffer,
+                       e);
+  };
+  if (kDouble) {
+    FailureOr<SmallVector<TileElement>> first =
+        loadTiles(indexConst(b, loc, 0));
+    if (failed(first))
+      return failure();
+    storeTiles(*first, indexConst(b, loc, 0));
+    gpu::BarrierOp::create(b, loc);
+  }
   auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
                                   indexConst(b, loc, org.kTiles),
                                   indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value k0 = arith::MulIOp::create(b, loc, kLoop.getInductionVar(),
-                                     indexConst(b, loc, kBK));
-    if (org.kBase)
-      k0 = arith::AddIOp::create(b, loc, k0, org.kBase);
-    StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, smemA, false};
-    StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, smemB, false};
-    if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
-        failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
-      return failure();
-    gpu::BarrierOp::create(b, loc);
+    Value kt = kLoop.getInductionVar();
+    // The buffer computed in this iteration (stages = 2), as leading indices.
+    SmallVector<Value> buffer;
+    FailureOr<SmallVector<TileElement>> nextTile;
+    if (kDouble) {
+      buffer.push_back(
+          arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, 2)));
+      // Tile kt + 1 (past the split's last tile: loads that nobody reads).
+      nextTile =
+          loadTiles(arith::AddIOp::create(b, loc, kt, indexConst(b, loc, 1)));
+      if (failed(nextTile))
+        return failure();
+    } else {
+      Value k0 = kOf(kt);
+      if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
+          failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
+        return failure();
+      gpu::BarrierOp::create(b, loc);
+    }
     auto inner = scf::ForOp::create(
         b, loc, indexConst(b, loc, 0), indexConst(b, loc, kBK),
         indexConst(b, loc, 1), kLoop.getRegionIterArgs());
@@ -898,14 +1004,16 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
                          function_ref<Value(int64_t)> offsetOf) {
         SmallVector<Value> vals;
         for (int64_t i = 0; i < count; i += kChunk) {
+          SmallVector<Value> idx(buffer);
+          idx.push_back(kk);
+          idx.push_back(offsetOf(i));
           if (kChunk == 1) {
-            vals.push_back(memref::LoadOp::create(b, loc, smem,
-                                                  ValueRange{kk, offsetOf(i)}));
+            vals.push_back(memref::LoadOp::create(b, loc, smem, idx));
             continue;
           }
           auto vecType = VectorType::get({kChunk}, elt);
           Value v = vector::LoadOp::create(
-              b, loc, vecType, smem, ValueRange{kk, offsetOf(i)},
+              b, loc, vecType, smem, idx,
               /*nontemporal=*/false,
               llvm::MaybeAlign(kChunk * elt.getIntOrFloatBitWidth() / 8));
           for (int64_t e = 0; e < kChunk; ++e)
@@ -923,6 +1031,9 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
                                  inner.getRegionIterArgs()[i * kTN + j]));
       scf::YieldOp::create(b, loc, next);
     }
+    if (kDouble)
+      storeTiles(*nextTile, arith::SubIOp::create(b, loc, indexConst(b, loc, 1),
+                                                  buffer.front()));
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, inner.getResults());
   }
@@ -1017,10 +1128,7 @@ static FailureOr<LaunchConfig> buildGemv(const Contraction &c,
   auto vecType = VectorType::get({kVec}, elt);
   Value zeroVec = arith::ConstantOp::create(
       b, loc, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
-  Value lb = indexConst(b, loc, 0);
-  Value ub = indexConst(b, loc, org.kTiles);
-  Value one = indexConst(b, loc, 1);
-  auto kLoop = scf::ForOp::create(b, loc, lb, ub, one, accInit);
+  auto kLoop = countedLoop(b, loc, org.kTiles, accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());

@@ -218,7 +218,8 @@ int64_t pipelineSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
   if (s.instruction == Instruction::Gemv) // operands read from global memory
     return 0;
   if (s.instruction == Instruction::FFMA)
-    return s.blockK * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b));
+    return s.stages * s.blockK *
+           (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b));
   if (s.instruction == Instruction::Wgmma) // swizzled, unpadded rows
     return s.stages * (s.blockM * bytesOf(w.a) + s.blockN * bytesOf(w.b)) *
            s.blockK;
@@ -412,9 +413,10 @@ std::optional<std::string> validate(const MatmulSchedule &s,
     return std::nullopt;
   }
   if (s.instruction == Instruction::FFMA) {
-    if (s.copy != CopyEngine::Sync || s.stages != 1)
-      return std::string("ffma schedules take copy = sync and stages = 1 "
-                         "(no pipelined SIMT path)");
+    if (s.copy != CopyEngine::Sync || s.stages > 2)
+      return std::string("ffma schedules take copy = sync and stages 1 or 2 "
+                         "(2: the next K tile is loaded into registers while "
+                         "this one is computed)");
     int64_t rows = s.threads() / kSimtThreadsN;
     if (rows == 0 || s.blockN % kSimtThreadsN || s.blockM % rows)
       return cat("ffma lays ", s.threads(), " threads out as ", rows, " x ",
@@ -434,10 +436,13 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("ffma: each thread would own ", perThread,
                  " outputs; at most ", kMaxAccumulators / 2,
                  " fit in registers");
-    if (auto r =
-            registerBudget(perThread + s.blockM / rows +
-                               s.blockN / kSimtThreadsN + kRegisterOverhead,
-                           s.threads(), t.maxRegistersPerThread))
+    if (auto r = registerBudget(
+            perThread + s.blockM / rows + s.blockN / kSimtThreadsN +
+                kRegisterOverhead +
+                // stages = 2: the next tile's elements.
+                (s.stages - 1) *
+                    ceilDiv((s.blockM + s.blockN) * s.blockK, s.threads()),
+            s.threads(), t.maxRegistersPerThread))
       return "ffma: " + *r;
     if (smem > t.maxStaticShared)
       return cat("ffma stages ", smem,
@@ -821,7 +826,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "copy = sync <=> stages == 1; copy = cp_async <=> stages >= 2",
       "cp_async: A and B contiguous along K, K % 8 == 0, and block_m * "
       "block_k / 8 and block_n * block_k / 8 multiples of 32 * num_warps",
-      "ffma: copy = sync, stages = 1; vector_width 1, or 4 when each thread's "
+      "ffma: copy = sync, stages 1 or 2; vector_width 1, or 4 when each "
+      "thread's "
       "tile comes in 4 x 4 chunks",
       "vector_width * sizeof(C dtype) <= 16 (the widest store)",
       "mma_sync, wgmma: vector_width > 2 stages the block tile through "
@@ -830,7 +836,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "staging when persistent",
       "ffma: threads laid out (32 * num_warps / 16) x 16: block_m % (2 * "
       "num_warps) == 0, block_n % 16 == 0, at most 64 outputs per thread",
-      "ffma: shared bytes = block_k * (block_m + block_n) * sizeof(dtype) <= "
+      "ffma: shared bytes = stages * block_k * (block_m + block_n) * "
+      "sizeof(dtype) <= "
       "max_static_shared",
       "wgmma: sm_90a; A and B both f16 or both bf16; warp_m in {64, 128}; "
       "block_k in {64, 128}; copy = cp_async, stages >= 2; A and B contiguous "

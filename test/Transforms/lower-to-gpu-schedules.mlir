@@ -10,6 +10,9 @@
 // RUN: FileCheck %s --check-prefix=WGMMAPTX < %t.wgmma.ptx
 // RUN: %ptxas -arch=sm_90a %t.wgmma.ptx -o %t.wgmma.cubin
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-partial.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=PARTIAL
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-stages2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=FFMA2
+// RUN: kopt-opt %s --kopt-to-ptx="output=%t.ffma2.ptx" --kopt-schedule=%S/Inputs/schedule-ffma-stages2.json -o /dev/null
+// RUN: %ptxas -arch=sm_90a %t.ffma2.ptx -o %t.ffma2.cubin
 // The IR after each stage parses again.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | kopt-opt -split-input-file -o /dev/null
 
@@ -72,6 +75,29 @@
 // FFMA-NOT:         arith.mulf
 // FFMA-NOT:       nvvm.mma.sync
 // FFMA:         gpu.return
+// ffma with stages = 2: two buffers each; tile 0 staged before the loop, then
+// per K tile the next tile's elements are loaded into registers (before the
+// FMAs), this tile computed from buffer kt % 2, the registers stored into
+// buffer 1 - kt % 2, one barrier.
+// FFMA2-LABEL: func.func @gemm(
+// FFMA2:         gpu.func @matmul_0(
+// FFMA2-SAME:      workgroup(%[[SA:.*]] : memref<2x8x32xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SB:.*]] : memref<2x8x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// FFMA2:         memref.store %{{.*}}, %[[SA]][%{{c0[_0-9]*}}, %{{.*}}, %{{.*}}]
+// FFMA2:         memref.store %{{.*}}, %[[SB]][%{{c0[_0-9]*}}, %{{.*}}, %{{.*}}]
+// FFMA2:         gpu.barrier
+// FFMA2:         scf.for %[[KT:[a-z0-9_]+]] = {{.*}} -> ([[F32X16:(f32, ){15}f32]])
+// FFMA2:           %[[BUF:.*]] = arith.remui %[[KT]], %{{c2[_0-9]*}} : index
+// FFMA2:           %[[NEXT:.*]] = arith.addi %[[KT]], %{{c1[_0-9]*}} : index
+// FFMA2:           memref.load
+// FFMA2-NOT:       gpu.barrier
+// FFMA2:           scf.for
+// FFMA2:             vector.load %[[SA]][%[[BUF]], %{{.*}}, %{{.*}}]
+// FFMA2:             math.fma
+// FFMA2:           %[[OTHER:.*]] = arith.subi %{{c1[_0-9]*}}, %[[BUF]] : index
+// FFMA2:           memref.store %{{.*}}, %[[SA]][%[[OTHER]], %{{.*}}, %{{.*}}]
+// FFMA2:           memref.store %{{.*}}, %[[SB]][%[[OTHER]], %{{.*}}, %{{.*}}]
+// FFMA2:           gpu.barrier
+// FFMA2-NEXT:      scf.yield
 // 16 warps (512 threads) staging a 16 x 16 B tile (256 elements): the threads
 // past the tile's end skip their access (found on the H200 as an illegal
 // address in the random sample of the schedule space).
@@ -82,8 +108,12 @@
 // PARTIAL:         %[[E:.*]] = arith.addi %thread_id_x, %c0{{(_[0-9]+)?}} : index
 // PARTIAL-NEXT:    %[[C256:.*]] = arith.constant 256 : index
 // PARTIAL-NEXT:    %[[IN:.*]] = arith.cmpi ult, %[[E]], %[[C256]] : index
-// PARTIAL-NEXT:    scf.if %[[IN]] {
-// PARTIAL:           memref.store %{{.*}}, %[[SB]]
+// The load is guarded by the tile's end as well as the operand's bounds:
+// PARTIAL:         %[[G:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
+// PARTIAL-NEXT:    %{{.*}} = arith.constant 0.0{{.*}} : bf16
+// PARTIAL-NEXT:    %{{.*}} = scf.if %[[G]] -> (bf16) {
+// PARTIAL:         scf.if %[[IN]] {
+// PARTIAL-NEXT:      memref.store %{{.*}}, %[[SB]]
 // wgmma: 128 x 256 block tiles of two warpgroups (64 x 256 each, m64n256k16),
 // four stages of 128-byte swizzled [128][64] and [256][64] bf16 tiles (196608
 // bytes), cp.async into the swizzled layout, a proxy fence, descriptors, four

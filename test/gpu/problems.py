@@ -57,6 +57,11 @@ def problems():
     # each instruction, odd sizes, a last split shorter than the others; persistent
     # grids.
     # (M, N, K, dtype, result dtype, transpose_b, schedule)
+    def mma(copy, bm, bn, bk, wm, wn, stages, split_k, vw):
+        return {"instruction": "mma_sync", "copy": copy, "block_m": bm, "block_n": bn,
+                "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages,
+                "split_k": split_k, "swizzle": 1, "vector_width": vw}
+
     def gemv(bm, bn, wn, bk, split_k=1):
         return {"instruction": "gemv", "copy": "sync", "stages": 1, "block_m": bm,
                 "warp_m": bm, "block_n": bn, "warp_n": wn, "block_k": bk,
@@ -68,10 +73,7 @@ def problems():
          {"instruction": "wgmma", "copy": "cp_async", "block_m": 64, "block_n": 64,
           "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 16,
           "swizzle": 1, "vector_width": 2}),
-        (33, 17, 700, "f16", "f32", True,
-         {"instruction": "mma_sync", "copy": "sync", "block_m": 64, "block_n": 32,
-          "block_k": 32, "warp_m": 64, "warp_n": 8, "stages": 1, "split_k": 8,
-          "swizzle": 1, "vector_width": 1}),
+        (33, 17, 700, "f16", "f32", True, mma("sync", 64, 32, 32, 64, 8, 1, 8, 1)),
         (8, 4096, 4096, "f32", "f32", True, {"split_k": 16}),
         (300, 200, 1000, "f32", "f32", False, {"split_k": 4}),
         # Persistent wgmma grids: tiles walked in rasterization order, the copy
@@ -93,13 +95,8 @@ def problems():
          {"vector_width": 8, "persistent": True, "stages": 3}),
         (33, 4096, 14336, "bf16", "bf16", True, {"vector_width": 8, "split_k": 4}),
         (257, 264, 96, "f16", "f16", True,
-         {"instruction": "mma_sync", "copy": "cp_async", "block_m": 128, "block_n": 128,
-          "block_k": 32, "warp_m": 64, "warp_n": 32, "stages": 2, "split_k": 1,
-          "swizzle": 1, "vector_width": 8}),
-        (129, 136, 100, "bf16", "bf16", False,
-         {"instruction": "mma_sync", "copy": "sync", "block_m": 64, "block_n": 64,
-          "block_k": 32, "warp_m": 32, "warp_n": 32, "stages": 1, "split_k": 1,
-          "swizzle": 1, "vector_width": 8}),
+         mma("cp_async", 128, 128, 32, 64, 32, 2, 1, 8)),
+        (129, 136, 100, "bf16", "bf16", False, mma("sync", 64, 64, 32, 32, 32, 1, 1, 8)),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
@@ -107,6 +104,18 @@ def problems():
         (33, 300, 520, "bf16", "bf16", True, gemv(16, 16, 2, 8)),
         (8, 4096, 4096, "f32", "f32", True, gemv(16, 16, 4, 8, split_k=2)),
         (3, 17, 12, "f32", "f32", True, gemv(16, 16, 1, 8)),
+        # ffma with two buffers (the next K tile through registers): odd sizes,
+        # split-K, a tile with fewer elements than threads, a short K.
+        (300, 200, 1000, "f32", "f32", False, {"stages": 2}),
+        (4097, 4095, 4093, "f32", "f32", False, {"stages": 2}),
+        (33, 17, 9, "f32", "f32", False,
+         {"instruction": "ffma", "copy": "sync", "stages": 2, "block_m": 16,
+          "block_n": 16, "warp_m": 16, "warp_n": 2, "block_k": 8, "split_k": 1,
+          "swizzle": 1, "vector_width": 1}),
+        (100, 1000, 4096, "f16", "f32", True,
+         {"instruction": "ffma", "copy": "sync", "stages": 2, "block_m": 64,
+          "block_n": 64, "warp_m": 32, "warp_n": 16, "block_k": 16, "split_k": 4,
+          "swizzle": 1, "vector_width": 4}),
     ]
     for m, n, k, dt, rt, tb, sched in split:
         a, b = [m, k], ([n, k] if tb else [k, n])
@@ -116,7 +125,9 @@ def problems():
                 ("_persistent" if sched.get("persistent") else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
                  else "") +
-                ("_gemv" if sched.get("instruction") == "gemv" else ""))
+                ("_gemv" if sched.get("instruction") == "gemv" else "") +
+                ("_stages2" if sched.get("stages") == 2 and
+                 sched.get("instruction", "ffma") == "ffma" else ""))
         add(name, [(a, dt), (b, dt)],
             lambda x, attr=attr, a=a, b=b, dt=dt, m=m, n=n, rt=rt:
             f"kopt.matmul {x[0]}, {x[1]}{attr} : {ttype(a, dt)}, {ttype(b, dt)} -> {ttype([m, n], rt)}",
