@@ -551,6 +551,13 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
   storeElements(b, loc, rounded, c.out, ValueRange{m, n});
 }
 
+/// i * stride + offset (index values).
+static Value stridedIndex(OpBuilder &b, Location loc, Value i, int64_t stride,
+                          Value offset) {
+  Value scaled = arith::MulIOp::create(b, loc, i, indexConst(b, loc, stride));
+  return arith::AddIOp::create(b, loc, scaled, offset);
+}
+
 /// scf.for %i = 0 to `count` step 1 (iter_args `init`), its constants made
 /// one statement at a time (the IR must not depend on the host compiler's
 /// argument evaluation order).
@@ -605,11 +612,7 @@ static void storeStagedTile(OpBuilder &b, Location loc, const Contraction &c,
   auto loop = countedLoop(b, loc, llvm::divideCeil(chunks, threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value chunk = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                            indexConst(b, loc, threads)),
-      tid);
+  Value chunk = stridedIndex(b, loc, loop.getInductionVar(), threads, tid);
   Value row = arith::DivUIOp::create(b, loc, chunk, indexConst(b, loc, perRow));
   Value col = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, chunk, indexConst(b, loc, perRow)),
@@ -1132,11 +1135,7 @@ static FailureOr<LaunchConfig> buildGemv(const Contraction &c,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value k0 = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, kLoop.getInductionVar(),
-                              indexConst(b, loc, kStep)),
-        laneK);
+    Value k0 = stridedIndex(b, loc, kLoop.getInductionVar(), kStep, laneK);
     // All of the step's loads first (memory-level parallelism), then the
     // multiply-accumulates.
     SmallVector<Value> aVecs, bVecs;
