@@ -79,10 +79,16 @@ struct KoptSelectSchedulePass
                      << "': " << buffer.getError().message();
       return failure();
     }
-    json j = json::parse((*buffer)->getBuffer().begin(),
-                         (*buffer)->getBuffer().end(), /*cb=*/nullptr,
-                         /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
+    std::string parseError;
+    std::optional<json> parsed =
+        sched::parseJSON((*buffer)->getBuffer().str(), parseError);
+    if (!parsed) {
+      emitError(loc) << "the schedule file '" << scheduleFile
+                     << "' is not valid JSON: " << parseError;
+      return failure();
+    }
+    json j = std::move(*parsed);
+    if (!j.is_object()) {
       emitError(loc) << "the schedule file '" << scheduleFile
                      << "' is not a JSON object";
       return failure();

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <sstream>
 
 using nlohmann::json;
@@ -906,6 +907,63 @@ json toJSON(const MatmulSchedule &s) {
               {"persistent", s.persistent}};
 }
 
+namespace {
+/// A SAX handler that only looks for errors: the parser's syntax errors (with
+/// their position) and keys given twice in one object (nlohmann/json would
+/// keep the last silently).
+class JsonChecker : public json::json_sax_t {
+public:
+  std::string error;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override {
+    keys.emplace_back();
+    return true;
+  }
+  bool key(string_t &k) override {
+    if (!keys.back().insert(k).second) {
+      error = cat("the key '", k, "' appears twice in one object");
+      return false;
+    }
+    return true;
+  }
+  bool end_object() override {
+    keys.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &e) override {
+    error = e.what();
+    return false;
+  }
+
+private:
+  std::vector<std::set<std::string>> keys;
+};
+} // namespace
+
+std::optional<json> parseJSON(const std::string &text, std::string &error) {
+  JsonChecker checker;
+  if (!json::sax_parse(text, &checker)) {
+    error = checker.error.empty() ? "not valid JSON" : checker.error;
+    return std::nullopt;
+  }
+  json j = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    error = "not valid JSON";
+    return std::nullopt;
+  }
+  return j;
+}
+
 bool isParameterName(const std::string &key) {
   static const char *names[] = {
       "instruction",  "copy",       "block_m",  "block_n", "block_k",
@@ -943,8 +1001,11 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
       if (key == "instruction") {
         auto i = parseInstruction(text);
         if (!i) {
-          error = cat("'instruction' must be ffma, mma_sync or wgmma, got '",
-                      text, "'");
+          std::string names;
+          for (Instruction known : kInstructions)
+            names += cat(names.empty() ? "" : ", ", toString(known));
+          error =
+              cat("'instruction' must be one of ", names, "; got '", text, "'");
           return std::nullopt;
         }
         s.instruction = *i;

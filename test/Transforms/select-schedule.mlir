@@ -13,6 +13,7 @@
 
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/does-not-exist.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-not-json.json" 2>&1 | FileCheck %s --check-prefix=NOTJSON
+// RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-duplicate-key.json" 2>&1 | FileCheck %s --check-prefix=DUPKEY
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-unknown-key.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-bad-type.json" 2>&1 | FileCheck %s --check-prefix=BADTYPE
 // RUN: not kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-mixed.json" 2>&1 | FileCheck %s --check-prefix=MIXED
@@ -86,7 +87,8 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // SHORT:          "block_m": 64,
 
 // NOFILE:   error: cannot read the schedule file '{{.*}}does-not-exist.json'
-// NOTJSON:  error: the schedule file '{{.*}}schedule-not-json.json' is not a JSON object
+// NOTJSON:  error: the schedule file '{{.*}}schedule-not-json.json' is not valid JSON: [json.exception.parse_error.101] parse error at line 2, column 1: syntax error
+// DUPKEY:   error: the schedule file '{{.*}}schedule-duplicate-key.json' is not valid JSON: the key 'block_m' appears twice in one object
 // UNKNOWN:  error: 'kopt.kernel' op cannot use the schedule of '{{.*}}schedule-unknown-key.json': unknown schedule parameter 'tiles'
 // BADTYPE:  error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'block_m' must be an integer from 1 to 2^20, got "128"
 // MIXED:    error: the schedule file '{{.*}}' mixes schedule parameters with kernel entries

@@ -289,6 +289,21 @@ TEST(Schedule, Gemv) {
   EXPECT_NE(validate(w, linear(4096, 4096, 4096), h200()), std::nullopt);
 }
 
+TEST(Schedule, ParseJSON) {
+  std::string error;
+  std::optional<json> ok = parseJSON(R"({"a": {"b": 1}, "b": 2})", error);
+  ASSERT_TRUE(ok.has_value()) << error;
+  EXPECT_EQ((*ok)["a"]["b"], 1);
+  EXPECT_FALSE(parseJSON("{\"block_m\": 64,\n", error).has_value());
+  EXPECT_NE(error.find("parse error at line 2, column 1"), std::string::npos)
+      << error;
+  // A key twice in one object (also nested) is an error, not "last wins".
+  EXPECT_FALSE(parseJSON(R"({"x": {"k": 1, "k": 2}})", error).has_value());
+  EXPECT_NE(error.find("the key 'k' appears twice"), std::string::npos);
+  EXPECT_FALSE(parseJSON("", error).has_value());
+  EXPECT_FALSE(parseJSON("NaN", error).has_value());
+}
+
 TEST(Schedule, JsonRoundTrip) {
   MatmulSchedule s;
   s.blockM = 64, s.blockN = 256, s.warpM = 32, s.warpN = 64, s.stages = 4;

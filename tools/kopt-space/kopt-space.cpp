@@ -106,10 +106,12 @@ int main(int argc, char **argv) {
     if (!buffer)
       return fail("cannot read '" + checkFile +
                   "': " + buffer.getError().message());
-    json j = json::parse((*buffer)->getBuffer().begin(),
-                         (*buffer)->getBuffer().end(), nullptr, false);
-    if (j.is_discarded())
-      return fail("'" + checkFile + "' is not JSON");
+    std::string parseError;
+    std::optional<json> parsed =
+        parseJSON((*buffer)->getBuffer().str(), parseError);
+    if (!parsed)
+      return fail("'" + checkFile + "' is not valid JSON: " + parseError);
+    json j = std::move(*parsed);
     std::string error;
     std::optional<MatmulSchedule> s =
         fromJSON(j, defaultSchedule(w, *t), error);

@@ -216,6 +216,12 @@ std::optional<MatmulSchedule> fromJSON(const nlohmann::json &j,
                                        const MatmulSchedule &base,
                                        std::string &error);
 
+/// Parses a schedule file's text. On a syntax error, or a key given twice in
+/// one object, returns nullopt and sets `error` to the reason (nlohmann/json's
+/// parse error names the line and column).
+std::optional<nlohmann::json> parseJSON(const std::string &text,
+                                        std::string &error);
+
 /// Whether `key` names a schedule parameter (including "num_warps").
 bool isParameterName(const std::string &key);
 
