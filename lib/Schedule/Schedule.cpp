@@ -939,9 +939,13 @@ public:
   }
   bool start_array(std::size_t) override { return true; }
   bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string &,
+  bool parse_error(std::size_t position, const std::string &,
                    const nlohmann::detail::exception &e) override {
     error = e.what();
+    // Syntax errors name the line and column; others (a number out of
+    // range) do not: give the byte offset.
+    if (error.find(" line ") == std::string::npos)
+      error += cat(" (at byte ", position, ")");
     return false;
   }
 

@@ -302,6 +302,9 @@ TEST(Schedule, ParseJSON) {
   EXPECT_NE(error.find("the key 'k' appears twice"), std::string::npos);
   EXPECT_FALSE(parseJSON("", error).has_value());
   EXPECT_FALSE(parseJSON("NaN", error).has_value());
+  EXPECT_FALSE(parseJSON(R"({"stages": 1e400})", error).has_value());
+  EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
+  EXPECT_NE(error.find("(at byte "), std::string::npos) << error;
 }
 
 TEST(Schedule, JsonRoundTrip) {
