@@ -138,17 +138,19 @@ struct Target {
   static const std::vector<std::string> &knownChips();
 };
 
-/// Shared memory of the K loop's stages, bytes (block tiles of A and B per
-/// stage; mma_sync rows padded by 8 elements against bank conflicts).
+/// Shared memory of the K loop's stages, bytes: block tiles of A and B per
+/// stage (mma_sync rows padded by 8 elements against bank conflicts; ffma
+/// stages * block_k * (block_m + block_n) elements); 0 for gemv, which reads
+/// its operands from global memory.
 int64_t pipelineSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
 
 /// Whether the epilogue stages the block tile through shared memory
 /// (mma_sync or wgmma with vector_width > 2).
 bool stagedEpilogue(const MatmulSchedule &s);
 
-/// Bytes between rows of the staged epilogue tile: block_n * sizeof(C) plus
-/// 16 bytes (16-bit C) or 32 bytes (f32 C), so that the lanes' pair stores
-/// into it do not conflict in banks.
+/// Bytes between rows of the staged epilogue tile: (block_n + 8) * sizeof(C),
+/// i.e. 16 bytes of padding for 16-bit C and 32 for f32 C, so that the lanes'
+/// pair stores into it do not conflict in banks.
 int64_t epilogueRowPitch(const MatmulSchedule &s, const MatmulWorkload &w);
 
 /// Shared memory of the staged epilogue tile, bytes: block_m rows of
