@@ -940,31 +940,34 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
     Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
     return org.kBase ? arith::AddIOp::create(b, loc, k0, org.kBase) : k0;
   };
-  // The thread's elements of K tile `kt` of A and B, loaded into registers.
-  auto loadTiles = [&](Value kt) -> FailureOr<SmallVector<TileElement>> {
+  // The thread's elements of K tile `kt` of A and of B, loaded into
+  // registers.
+  using TileRegisters = std::array<SmallVector<TileElement>, 2>;
+  const std::array<std::pair<const StageSpec *, Value>, 2> operands = {
+      {{&a, m0}, {&bs, n0}}};
+  auto loadTiles = [&](Value kt) -> FailureOr<TileRegisters> {
     Value k0 = kOf(kt);
-    SmallVector<TileElement> out;
-    for (auto [spec, base] : {std::pair<const StageSpec *, Value>{&a, m0},
-                              std::pair<const StageSpec *, Value>{&bs, n0}})
+    TileRegisters out;
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      auto [spec, base] = operand;
       for (int64_t r = 0, n = elementLoads(*spec, kThreads); r < n; ++r) {
         FailureOr<TileElement> e =
             loadTileElement(b, loc, mm, *spec, base, k0, tid, kThreads, r);
         if (failed(e))
           return failure();
-        out.push_back(*e);
+        out[i].push_back(*e);
       }
+    }
     return out;
   };
-  auto storeTiles = [&](ArrayRef<TileElement> elems, Value buffer) {
-    int64_t loadsA = elementLoads(a, kThreads);
-    for (auto [i, e] : llvm::enumerate(elems))
-      storeTileElement(b, loc, i < static_cast<size_t>(loadsA) ? a : bs,
-                       i < static_cast<size_t>(loadsA) ? smemA : smemB, buffer,
-                       e);
+  auto storeTiles = [&](const TileRegisters &regs, Value buffer) {
+    for (auto [i, operand] : llvm::enumerate(operands))
+      for (const TileElement &e : regs[i])
+        storeTileElement(b, loc, *operand.first, operand.first->smem, buffer,
+                         e);
   };
   if (kDouble) {
-    FailureOr<SmallVector<TileElement>> first =
-        loadTiles(indexConst(b, loc, 0));
+    FailureOr<TileRegisters> first = loadTiles(indexConst(b, loc, 0));
     if (failed(first))
       return failure();
     storeTiles(*first, indexConst(b, loc, 0));
@@ -979,7 +982,7 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
     Value kt = kLoop.getInductionVar();
     // The buffer computed in this iteration (stages = 2), as leading indices.
     SmallVector<Value> buffer;
-    FailureOr<SmallVector<TileElement>> nextTile;
+    FailureOr<TileRegisters> nextTile;
     if (kDouble) {
       buffer.push_back(
           arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, 2)));
@@ -1247,12 +1250,17 @@ static Value sharedView(OpBuilder &b, Location loc, Value smem, int64_t offset,
                                 ValueRange{});
 }
 
-/// The staged epilogue tile of the block tile at (m0, n0), at byte `offset`
-/// of the dynamic shared memory `smem`.
-static StagedEpilogue stagedTile(OpBuilder &b, Location loc,
-                                 const Contraction &c,
-                                 const sched::MatmulSchedule &s, Value smem,
-                                 int64_t offset, Value m0, Value n0) {
+/// Starts the staged epilogue of the block tile at (m0, n0), its tile at byte
+/// `offset` of the dynamic shared memory `smem`: once no warp reads that
+/// memory any more (with `waitForCopies`, each thread's cp.async copies land
+/// first; then a barrier).
+static StagedEpilogue
+beginStagedEpilogue(OpBuilder &b, Location loc, const Contraction &c,
+                    const sched::MatmulSchedule &s, Value smem, int64_t offset,
+                    bool waitForCopies, Value m0, Value n0) {
+  if (waitForCopies)
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
   Type elt = cast<MemRefType>(c.out.getType()).getElementType();
   StagedEpilogue st;
   st.tile = sharedView(b, loc, smem, offset, {s.blockM, s.blockN + 8}, elt);
@@ -1304,15 +1312,14 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   // Both tiles live in the dynamic shared memory, B after A (rows of
   // (BK + 8) * 2 bytes, multiples of 16: 16-byte copies and ldmatrix rows
   // stay aligned).
-  int64_t bytesA = elt.getIntOrFloatBitWidth() / 8, bytesB = bytesA;
+  int64_t bytesA = elt.getIntOrFloatBitWidth() / 8;
   for (int64_t d : shapeA)
     bytesA *= d;
-  for (int64_t d : shapeB)
-    bytesB *= d;
   Value smem = dynamicSharedMemory(b, loc, func);
   Value smemA = sharedView(b, loc, smem, 0, shapeA, elt);
   Value smemB = sharedView(b, loc, smem, bytesA, shapeB, elt);
-  cfg.dynamicSharedBytes = bytesA + bytesB;
+  // The stages, or the staged epilogue tile when larger.
+  cfg.dynamicSharedBytes = sched::sharedBytes(s, workloadOf(c));
   a.smem = smemA;
   bs.smem = smemB;
 
@@ -1460,14 +1467,9 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   // closing barrier, and each thread's copies of stages past K must land
   // before the tile overwrites them.
   std::optional<StagedEpilogue> staged;
-  if (sched::stagedEpilogue(s)) {
-    if (pipelined)
-      NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    gpu::BarrierOp::create(b, loc);
-    staged = stagedTile(b, loc, c, s, smem, 0, m0, n0);
-    cfg.dynamicSharedBytes = std::max(
-        cfg.dynamicSharedBytes, sched::epilogueSharedBytes(s, workloadOf(c)));
-  }
+  if (sched::stagedEpilogue(s))
+    staged = beginStagedEpilogue(b, loc, c, s, smem, 0,
+                                 /*waitForCopies=*/pipelined, m0, n0);
   // Registers r and r + 1 are adjacent columns: with vector_width >= 2 they
   // go out (or into the staged tile) as one store.
   emitEpilogue(b, loc, c, org, s.splitK, tid, kThreads,
@@ -1636,13 +1638,10 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     // grid, the previous tile's staged tile (the next tile's copies stay in
     // flight).
     std::optional<StagedEpilogue> staged;
-    if (sched::stagedEpilogue(s)) {
-      if (!s.persistent)
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-      gpu::BarrierOp::create(b, loc);
-      staged = stagedTile(b, loc, c, s, smem,
-                          s.persistent ? bytesA + bytesB : 0, m0, n0);
-    }
+    if (sched::stagedEpilogue(s))
+      staged = beginStagedEpilogue(b, loc, c, s, smem,
+                                   s.persistent ? bytesA + bytesB : 0,
+                                   /*waitForCopies=*/!s.persistent, m0, n0);
     emitEpilogue(b, loc, c, org, s.splitK, tid, kThreads,
                  staged ? &*staged : nullptr, [&](OutputFn emit) {
                    for (int64_t t = 0; t < kMTiles; ++t) {
