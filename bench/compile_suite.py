@@ -60,7 +60,8 @@ def first_error(text):
 
 def check_manifest(p, manifest, ptx_text):
     """Returns None when the manifest matches the suite problem and the PTX, else
-    what differs."""
+    what differs. Launches bind `params` only; a kernel's `tensor_maps` (TMA, extra
+    parameters after them) must be well-formed."""
     if manifest.get("kopt_manifest_version") != 1:
         return "not a manifest of version 1"
     fns = [f for f in manifest.get("functions", []) if f.get("name") == p["name"]]
@@ -79,6 +80,11 @@ def check_manifest(p, manifest, ptx_text):
                     f"{a.get('shape')}, the suite {role} {dtype} {shape}")
     entries = set(re.findall(r"\.entry\s+(\w+)\s*\(", ptx_text))
     kernels = {k["name"]: k for k in manifest.get("kernels", [])}
+    # TMA tensor maps: parameters after `params` that launches do not bind.
+    for i, k in enumerate(manifest.get("kernels", [])):
+        err = ks.tensor_map_error(k, f"kernels[{i}]")
+        if err:
+            return err
     for launch in fn.get("launches", []):
         k = kernels.get(launch.get("kernel"))
         if k is None:

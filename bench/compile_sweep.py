@@ -6,7 +6,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
                            [--split-k LIST] [--persistent] [--epilogue] [--gemv]
-                           [--simt-stages]
+                           [--simt-stages] [--tma]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -35,6 +35,10 @@ default on the problems with M <= 64 whose operands are both contiguous along K:
 With --simt-stages the sweep compares one and two shared-memory buffers (stages 1 and
 2) of the SIMT (ffma) schedules on the f32 problems: the default and the SIMT tiles of
 `candidates()` (tag "simt_stages").
+
+With --tma the sweep compares the copy engines of wgmma on the tensor-core problems:
+the default schedule and the wgmma tiles of `tma_bases()`, each with copy = cp_async
+and copy = tma (tag "tma"), TMA also with one stage more or less.
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -289,6 +293,28 @@ def epilogue_widths(p):
     return [narrow] + ([wide] if p["n"] % wide == 0 else [])
 
 
+def tma_bases(p, default):
+    """wgmma schedules whose copy engine the TMA sweep varies: the default and, for
+    problems with M > 64, the 128 x 256 and 128 x 128 tiles (plain and persistent)."""
+    base = {k: v for k, v in default.items() if k != "num_warps"}
+    if base.get("instruction") != "wgmma":
+        return []
+    out = [base]
+    if p["m"] > 64:
+        sw = 8 if p["m"] >= 512 else 1
+        vw = 8 if p["out_dtype"] != "f32" and p["n"] % 8 == 0 else (
+            2 if p["n"] % 2 == 0 else 1)
+        for bm, bn, wm, wn, bk, st, pe in ((128, 256, 64, 256, 64, 4, False),
+                                           (128, 128, 64, 128, 64, 4, False),
+                                           (128, 256, 64, 256, 64, 3, True),
+                                           (128, 128, 64, 128, 64, 4, True)):
+            out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
+                        "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                        "block_k": bk, "swizzle": sw, "split_k": 1,
+                        "vector_width": vw, "persistent": pe})
+    return out
+
+
 def gemv_candidates(p):
     """gemv schedules for a small-M problem with both operands contiguous along K."""
     if p["m"] > 64 or p["transpose_a"] or not p["transpose_b"]:
@@ -387,6 +413,8 @@ def main(argv=None):
                     help="a sweep of gemv schedules on the small-M problems")
     ap.add_argument("--simt-stages", action="store_true",
                     help="a sweep of ffma stages 1 / 2 on the f32 problems")
+    ap.add_argument("--tma", action="store_true",
+                    help="a sweep of copy = cp_async / tma on the wgmma problems")
     args = ap.parse_args(argv)
     splits = None
     if args.split_k:
@@ -427,6 +455,18 @@ def main(argv=None):
                             continue
                         for st in (1, 2):
                             jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
+                continue
+            if args.tma:
+                seen = set()
+                for b in tma_bases(p, default):
+                    variants = [dict(b, copy="cp_async"), dict(b, copy="tma")]
+                    variants += [dict(b, copy="tma", stages=st)
+                                 for st in (b["stages"] - 1, b["stages"] + 1) if st >= 2]
+                    for v in variants:
+                        key = json.dumps(v, sort_keys=True)
+                        if key not in seen:
+                            seen.add(key)
+                            jobs.append((p, v, ["tma"], None))
                 continue
             if args.gemv:
                 for sc in gemv_candidates(p):

@@ -5,7 +5,9 @@ Used by bench/gen_mlir.py (kopt .mlir per problem), bench/compile_suite.py (the
 compile-only mode), bench/run_suite.py (the GPU runner: PyTorch source of each
 problem, FLOPs, bytes, roofline times, SOL scores, aggregates) and
 bench/report.py (Markdown and plots). docs/benchmarking.md describes the format
-and every figure.
+and every figure. At the end: the TMA tensor maps of a launch manifest's kernel
+(kernels[].tensor_maps, docs/manifest.md) checked and turned into the arguments of
+cuTensorMapEncodeTiled, shared by the manifest checks and both PTX loaders.
 
 A problem is a small graph of kopt ops (docs/ops.md) over named tensors:
 
@@ -599,3 +601,164 @@ def aggregate(records, peers=PEERS):
             "value_failures_as_0": median(all_scores) if scores else None,
         }
     return agg
+
+
+# ======================================================================= launch manifests:
+# TMA tensor maps (kernels[].tensor_maps, docs/manifest.md)
+#
+# A matmul kernel built with `copy = tma` takes, after its `params` (and after the
+# split-K workspace, which is one of them), one .u64 parameter per entry of
+# `tensor_maps`: the device address of a 128-byte CUtensorMap that the runtime encodes
+# with cuTensorMapEncodeTiled from the device buffer bound to the named parameter.
+# `functions[].launches[].args` bind only `params`: a map is not a tensor.
+
+class ManifestError(ValueError):
+    """A malformed launch manifest; the message names the field, e.g.
+    `kernels[0].tensor_maps[1].box[0]: 512 is out of range (1 to 256)`."""
+
+
+# cuda.h (CUDA 12 and 13) enum values for cuTensorMapEncodeTiled.
+TMAP_DATA_TYPE = {"f16": 6, "f32": 7, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_FLOAT16/FLOAT32/BFLOAT16
+TMAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}       # CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B
+TMAP_INTERLEAVE_NONE = 0                          # CU_TENSOR_MAP_INTERLEAVE_NONE
+TMAP_L2_PROMOTION_256B = 3                        # CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+TMAP_OOB_FILL_NONE = 0                            # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+TMAP_BYTES = 128          # sizeof(CUtensorMap)
+TMAP_ALIGN = 64           # alignof(CUtensorMap): the device copy's address too
+TMAP_ADDRESS_ALIGN = 16   # the tensor's (global) address
+TMAP_MAX_RANK = 5
+TMAP_MAX_BOX = 256
+TMAP_MAX_DIM = 1 << 32
+TMAP_MAX_STRIDE = 1 << 40
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def tensor_map_entries(kernel):
+    """The kernel's `tensor_maps` list as written ([] when absent or null)."""
+    maps = kernel.get("tensor_maps") if isinstance(kernel, dict) else None
+    return [] if maps is None else maps
+
+
+def tensor_map_encode_args(kernel, where="kernel"):
+    """The arguments of cuTensorMapEncodeTiled for each of `kernel`'s tensor maps, in
+    `tensor_maps` order (= the order of the extra .u64 parameters after `params`),
+    all but the global address, which is the device address bound to the parameter
+    `param` at launch. Each is a dict:
+
+        tensor, param (index into params), data_type (CUtensorMapDataType), rank,
+        global_dim (the shape reversed: innermost first), global_strides (bytes of
+        dimensions 1 .. rank-1, dense row-major, innermost first), box,
+        element_strides (all 1), interleave, swizzle (CUtensorMapSwizzle; the
+        manifest's bytes in swizzle_bytes), l2_promotion, oob_fill
+
+    Pure (no CUDA). `where` prefixes the messages (e.g. "f.json: kernels[0]"); a
+    malformed entry raises ManifestError naming the field."""
+    maps = tensor_map_entries(kernel)
+    if not isinstance(maps, list):
+        raise ManifestError(f"{where}.tensor_maps: must be a list, got {maps!r}")
+    params = kernel.get("params")
+    if not isinstance(params, list):
+        raise ManifestError(f"{where}.params: must be a list")
+    index = {}
+    for i, p in enumerate(params):
+        if isinstance(p, dict) and isinstance(p.get("name"), str):
+            index.setdefault(p["name"], i)
+    out = []
+    for j, m in enumerate(maps):
+        w = f"{where}.tensor_maps[{j}]"
+        if not isinstance(m, dict):
+            raise ManifestError(f"{w}: must be an object with tensor, box and swizzle")
+        for key in ("tensor", "box", "swizzle"):
+            if key not in m:
+                raise ManifestError(f"{w}: {key} is missing")
+        name = m["tensor"]
+        if not isinstance(name, str) or name not in index:
+            known = ", ".join(p.get("name", "?") for p in params if isinstance(p, dict))
+            raise ManifestError(f"{w}.tensor: {name!r} is not a parameter of the kernel "
+                                f"({known})")
+        pi = index[name]
+        p = params[pi]
+        if p.get("role") != "input":
+            raise ManifestError(f"{w}.tensor: parameter {name} has role {p.get('role')!r}, "
+                                "not input")
+        dtype, shape = p.get("dtype"), p.get("shape")
+        if dtype not in TMAP_DATA_TYPE:
+            raise ManifestError(f"{w}.tensor: parameter {name} has dtype {dtype!r}, not one "
+                                f"of {', '.join(TMAP_DATA_TYPE)}")
+        if not isinstance(shape, list) or not all(_is_int(d) and d > 0 for d in shape):
+            raise ManifestError(f"{w}.tensor: parameter {name} has shape {shape!r}, not a list "
+                                "of positive integers")
+        rank = len(shape)
+        if not 1 <= rank <= TMAP_MAX_RANK:
+            raise ManifestError(f"{w}.tensor: parameter {name} has rank {rank} (shape "
+                                f"{shape}), not 1 to {TMAP_MAX_RANK}")
+        # Then the swizzle, the box, the tensor's dimensions and strides.
+        sw = m["swizzle"]
+        if not _is_int(sw) or sw not in TMAP_SWIZZLE:
+            raise ManifestError(f"{w}.swizzle: {sw!r} is not 0, 32, 64 or 128")
+        esize = DTYPE_BYTES[dtype]
+        box = m["box"]
+        if not isinstance(box, list):
+            raise ManifestError(f"{w}.box: must be a list of {rank} integers, got {box!r}")
+        if len(box) != rank:
+            raise ManifestError(f"{w}.box: has {len(box)} entries, the tensor {name} has "
+                                f"rank {rank}")
+        for d, b in enumerate(box):
+            if not _is_int(b) or not 1 <= b <= TMAP_MAX_BOX:
+                raise ManifestError(f"{w}.box[{d}]: {b!r} is out of range "
+                                    f"(1 to {TMAP_MAX_BOX})")
+        inner = box[0] * esize
+        if inner % 16:
+            raise ManifestError(f"{w}.box[0]: {box[0]} x {esize} bytes ({dtype}) = {inner} "
+                                "is not a multiple of 16 bytes")
+        if sw and inner > sw:
+            raise ManifestError(f"{w}.box[0]: {box[0]} x {esize} bytes ({dtype}) = {inner} "
+                                f"exceeds the swizzle span ({sw} bytes)")
+        dims = list(reversed(shape))
+        for d, x in enumerate(dims):
+            if x > TMAP_MAX_DIM:
+                raise ManifestError(f"{w}.tensor: parameter {name} ({dtype} {shape}): "
+                                    f"dimension {d} (innermost first) is {x}, above 2^32")
+        strides, s = [], esize
+        for d in range(1, rank):
+            s *= dims[d - 1]
+            if s % 16 or s >= TMAP_MAX_STRIDE:
+                raise ManifestError(
+                    f"{w}.tensor: parameter {name} ({dtype} {shape}): the byte stride of "
+                    f"dimension {d} (innermost first) is {s}, "
+                    + ("not a multiple of 16" if s % 16 else "not below 2^40"))
+            strides.append(s)
+        out.append({"tensor": name, "param": pi, "data_type": TMAP_DATA_TYPE[dtype],
+                    "rank": rank, "global_dim": dims, "global_strides": strides,
+                    "box": list(box), "element_strides": [1] * rank,
+                    "interleave": TMAP_INTERLEAVE_NONE, "swizzle": TMAP_SWIZZLE[sw],
+                    "swizzle_bytes": sw, "l2_promotion": TMAP_L2_PROMOTION_256B,
+                    "oob_fill": TMAP_OOB_FILL_NONE})
+    return out
+
+
+def tensor_map_error(kernel, where="kernel"):
+    """None when `kernel`'s tensor_maps are well-formed, else the message."""
+    try:
+        tensor_map_encode_args(kernel, where)
+    except ManifestError as e:
+        return str(e)
+    return None
+
+
+def launch_param_values(kernel, ptrs, map_addresses):
+    """The .u64 values of one launch, in PTX order: the addresses bound to `params`
+    (the split-K workspace included), then one device address per tensor map, in
+    `tensor_maps` order."""
+    nparams = len(kernel.get("params") or [])
+    nmaps = len(tensor_map_entries(kernel))
+    if len(ptrs) != nparams:
+        raise ManifestError(f"kernel {kernel.get('name')}: {len(ptrs)} addresses bound for "
+                            f"{nparams} parameters")
+    if len(map_addresses) != nmaps:
+        raise ManifestError(f"kernel {kernel.get('name')}: {len(map_addresses)} tensor-map "
+                            f"addresses for {nmaps} tensor_maps")
+    return [int(x) for x in ptrs] + [int(x) for x in map_addresses]

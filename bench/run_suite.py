@@ -10,7 +10,9 @@ cuBLAS on the problems of bench/suite.json.
 DIR is what bench/compile_suite.py wrote (bench/prepare_suite.sh: .device/suite):
 compile_suite.json, suite.json and problems/<name>.{ptx,json}. The runner needs
 Python 3, torch and, for loading kopt's PTX, cupy (else it falls back to the CUDA
-driver through ctypes); matplotlib for the plots. It needs no LLVM.
+driver through ctypes); matplotlib for the plots. It needs no LLVM. A kernel's TMA
+tensor maps (manifest kernels[].tensor_maps) are encoded with cuTensorMapEncodeTiled
+through ctypes on libcuda.so.1 with either loader (TensorMapsMixin).
 
 Per problem, in one process and on the same inputs:
   1. fresh random inputs (torch, on the GPU, seeded per problem); a float64
@@ -143,7 +145,119 @@ def dry_run(args):
 
 # ======================================================================= worker
 
-class DriverLoader:
+class TensorMapEncoder:
+    """cuTensorMapEncodeTiled through ctypes on libcuda.so.1 (`lib`: that CDLL, or a
+    stand-in in the tests): the 128-byte CUtensorMap of one tensor map from the
+    arguments of kopt_suite.tensor_map_encode_args and a device address."""
+
+    def __init__(self, ct, lib):
+        self.ct, self.lib = ct, lib
+        try:
+            fn = lib.cuTensorMapEncodeTiled
+        except AttributeError:
+            raise RuntimeError("this CUDA driver has no cuTensorMapEncodeTiled (TMA tensor "
+                               "maps need CUDA 12 or newer)") from None
+        fn.restype = ct.c_int
+        fn.argtypes = [ct.c_void_p, ct.c_int, ct.c_uint32, ct.c_void_p,
+                       ct.POINTER(ct.c_uint64), ct.POINTER(ct.c_uint64),
+                       ct.POINTER(ct.c_uint32), ct.POINTER(ct.c_uint32),
+                       ct.c_int, ct.c_int, ct.c_int, ct.c_int]
+        self.fn = fn
+
+    def error_name(self, rc):
+        s = self.ct.c_char_p()
+        try:
+            if self.lib.cuGetErrorName(rc, self.ct.byref(s)) == 0 and s.value:
+                return s.value.decode()
+        except Exception:  # the name is only for the message
+            pass
+        return f"CUresult {rc}"
+
+    def encode(self, kernel_name, j, a, address):
+        """The map's 128 bytes; raises RuntimeError (naming the kernel, the tensor and
+        the CUresult) on a misaligned address or an encode failure."""
+        ct = self.ct
+        what = f"kernel {kernel_name}: tensor_maps[{j}] (tensor {a['tensor']})"
+        if address % ks.TMAP_ADDRESS_ALIGN:
+            raise RuntimeError(f"{what}: the address bound to {a['tensor']}, {address:#x}, "
+                               f"is not {ks.TMAP_ADDRESS_ALIGN}-byte aligned")
+        rank = a["rank"]
+        dims = (ct.c_uint64 * rank)(*a["global_dim"])
+        strides = (ct.c_uint64 * max(1, rank - 1))(*(a["global_strides"] or [0]))
+        box = (ct.c_uint32 * rank)(*a["box"])
+        estr = (ct.c_uint32 * rank)(*a["element_strides"])
+        # The host CUtensorMap is 64-byte aligned (alignas(64) in cuda.h).
+        raw = (ct.c_uint8 * (ks.TMAP_BYTES + ks.TMAP_ALIGN))()
+        base = ct.addressof(raw)
+        host = base + (-base) % ks.TMAP_ALIGN
+        rc = self.fn(ct.c_void_p(host), ct.c_int(a["data_type"]), ct.c_uint32(rank),
+                     ct.c_void_p(address), dims, strides, box, estr,
+                     ct.c_int(a["interleave"]), ct.c_int(a["swizzle"]),
+                     ct.c_int(a["l2_promotion"]), ct.c_int(a["oob_fill"]))
+        if rc != 0:
+            raise RuntimeError(
+                f"{what}: cuTensorMapEncodeTiled failed: {self.error_name(rc)} ({rc}); "
+                f"data type {a['data_type']}, dims {a['global_dim']}, strides "
+                f"{a['global_strides']}, box {a['box']}, swizzle {a['swizzle_bytes']}, "
+                f"address {address:#x}")
+        return ct.string_at(host, ks.TMAP_BYTES)
+
+
+class TensorMapsMixin:
+    """What both loaders do for a kernel with TMA tensor maps (kernels[].tensor_maps,
+    docs/manifest.md): in `prepare`, once per prepared launch, each map is encoded
+    with cuTensorMapEncodeTiled (ctypes on libcuda.so.1: cupy has no binding) from the
+    address bound to its tensor, copied host-to-device into a 128-byte device buffer
+    (a torch uint8 tensor), and the buffers' addresses are passed as extra .u64
+    parameters after the params, in tensor_maps order. The timed call only launches."""
+    _tmap_encoder = None
+
+    def libcuda(self):
+        import ctypes
+        return ctypes.CDLL("libcuda.so.1")
+
+    def tensor_map_encoder(self):
+        if self._tmap_encoder is None:
+            import ctypes
+            self._tmap_encoder = TensorMapEncoder(ctypes, self.libcuda())
+        return self._tmap_encoder
+
+    def device_bytes(self, raw):
+        """(device address, owner) of a new device buffer holding `raw`."""
+        torch = self.torch
+        buf = torch.empty(len(raw), dtype=torch.uint8, device="cuda")
+        buf.copy_(torch.frombuffer(bytearray(raw), dtype=torch.uint8))  # synchronous
+        return buf.data_ptr(), buf
+
+    def launch_values(self, kernel, ptrs):
+        """(the .u64 parameter values of a launch, what must outlive it): `ptrs`
+        (bound to the kernel's params, in order) followed by the device addresses
+        of its encoded tensor maps. `kernel` is the manifest's kernel (None: ptrs
+        as they are)."""
+        if kernel is None:
+            return [int(p) for p in ptrs], ()
+        name = kernel.get("name")
+        maps = ks.tensor_map_encode_args(kernel, f"kernel {name}")
+        if not maps:
+            return ks.launch_param_values(kernel, ptrs, []), ()
+        if len(ptrs) != len(kernel.get("params") or []):
+            raise ks.ManifestError(f"kernel {name}: {len(ptrs)} addresses bound for "
+                                   f"{len(kernel.get('params') or [])} parameters")
+        enc = self.tensor_map_encoder()
+        addrs, keep = [], []
+        for j, a in enumerate(maps):
+            raw = enc.encode(name, j, a, int(ptrs[a["param"]]))
+            addr, owner = self.device_bytes(raw)
+            if addr % ks.TMAP_ALIGN:
+                raise RuntimeError(f"kernel {name}: tensor_maps[{j}] (tensor {a['tensor']}): "
+                                   f"its device copy at {addr:#x} is not "
+                                   f"{ks.TMAP_ALIGN}-byte aligned")
+            addrs.append(addr)
+            keep.append(owner)
+        return ks.launch_param_values(kernel, ptrs, addrs), tuple(keep)
+
+
+class DriverLoader(TensorMapsMixin):
     """Loads PTX and launches kernels through the CUDA driver API (ctypes), on the
     context and stream PyTorch uses. The fallback when cupy is missing."""
     name = "cuda-driver (ctypes)"
@@ -190,16 +304,23 @@ class DriverLoader:
                 out[key] = v.value
         return out
 
-    def prepare(self, f, grid, block, smem, ptrs):
+    def libcuda(self):
+        return self.lib
+
+    def prepare(self, f, grid, block, smem, ptrs, kernel=None):
+        """A zero-argument launch of f with the addresses `ptrs` bound to the
+        params of `kernel` (the manifest's kernel; its tensor maps, if any, are
+        encoded here and passed after the params)."""
         ct = self.ct
-        vals = (ct.c_uint64 * len(ptrs))(*ptrs)
-        params = (ct.c_void_p * len(ptrs))(
-            *[ct.addressof(vals) + 8 * i for i in range(len(ptrs))])
+        values, maps = self.launch_values(kernel, ptrs)
+        vals = (ct.c_uint64 * len(values))(*values)
+        params = (ct.c_void_p * len(values))(
+            *[ct.addressof(vals) + 8 * i for i in range(len(values))])
         stream = ct.c_void_p(self.torch.cuda.current_stream().cuda_stream)
         lib, g, b = self.lib, [ct.c_uint(x) for x in grid], [ct.c_uint(x) for x in block]
         sm = ct.c_uint(smem)
 
-        def launch(_keep=(vals, params)):
+        def launch(_keep=(vals, params, maps)):
             rc = lib.cuLaunchKernel(f, g[0], g[1], g[2], b[0], b[1], b[2], sm, stream,
                                     params, None)
             if rc != 0:
@@ -207,9 +328,10 @@ class DriverLoader:
         return launch
 
 
-class CupyLoader:
+class CupyLoader(TensorMapsMixin):
     """Loads PTX with cupy.RawModule(path=...) and launches with RawKernel calls on
-    PyTorch's current stream."""
+    PyTorch's current stream (tensor maps: encoded through ctypes on libcuda.so.1,
+    TensorMapsMixin)."""
     name = "cupy.RawModule"
 
     def __init__(self, torch):
@@ -238,13 +360,15 @@ class CupyLoader:
         except Exception:  # attributes are informational
             return {}
 
-    def prepare(self, f, grid, block, smem, ptrs):
-        args = tuple(self.np.uint64(p) for p in ptrs)
+    def prepare(self, f, grid, block, smem, ptrs, kernel=None):
+        """As DriverLoader.prepare: params, then the tensor maps' device addresses."""
+        values, maps = self.launch_values(kernel, ptrs)
+        args = tuple(self.np.uint64(p) for p in values)
         grid, block = tuple(grid), tuple(block)
         if self.stream is None:
-            return lambda: f(grid, block, args, shared_mem=smem)
+            return lambda _keep=maps: f(grid, block, args, shared_mem=smem)
 
-        def launch():
+        def launch(_keep=maps):
             with self.stream:
                 f(grid, block, args, shared_mem=smem)
         return launch
@@ -617,9 +741,11 @@ class Worker:
             kern = kernels[l["kernel"]]
             ptrs = [(args[x["arg"]] if "arg" in x else bufs[x["buffer"]]).data_ptr()
                     for x in l["args"]]
+            # Tensor maps (kernels[].tensor_maps) are encoded here, not in the timed call.
             launches.append(self.loader.prepare(funcs[kern["name"]], kern["grid"],
                                                 kern["block"],
-                                                int(kern.get("dynamic_shared_bytes", 0)), ptrs))
+                                                int(kern.get("dynamic_shared_bytes", 0)), ptrs,
+                                                kernel=kern))
 
         def call():
             for launch in launches:

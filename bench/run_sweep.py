@@ -218,7 +218,8 @@ def operand_shapes(p):
 def check_kernel_manifest(p, kentry, manifest, ptx_text):
     """(error or None, warnings) for one kernel of problem p: the manifest holds one
     matmul kernel whose parameters are a, b, result with the problem's dtypes and
-    shapes, its launch dimensions are sane and it is an .entry of the PTX."""
+    shapes (and a split-K workspace), its tensor_maps, if any, are well-formed, its
+    launch dimensions are sane and it is an .entry of the PTX."""
     warnings = []
     if not isinstance(manifest, dict) or manifest.get("kopt_manifest_version") != 1:
         return "not a launch manifest of version 1", warnings
@@ -261,6 +262,10 @@ def check_kernel_manifest(p, kentry, manifest, ptx_text):
         if have != (pname, role, dtype, shape):
             return (f"{name}: parameter {have[0]} is {have[1]} {have[2]} {have[3]}, "
                     f"expected {pname} {role} {dtype} {shape}"), warnings
+    # TMA tensor maps (copy = tma): extra parameters after these, not tensors.
+    err = ks.tensor_map_error(k, "kernels[0]")
+    if err:
+        return f"{name}: {err}", warnings
     for key in ("grid", "block"):
         v = k.get(key)
         if not isinstance(v, list) or len(v) != 3 or not all(_pos_int(x) for x in v):
@@ -455,7 +460,10 @@ class SweepWorker(run_suite.Worker):
                 workspace = torch.zeros(k["params"][3]["shape"][0], dtype=torch.float32,
                                         device="cuda")
                 ptrs.append(workspace.data_ptr())
-            launch = self.loader.prepare(fn, k["grid"], k["block"], smem, ptrs)
+            # TMA tensor maps (k["tensor_maps"]) are encoded here, once, from the
+            # addresses of a and b, and passed after the params.
+            stage = "prepare"
+            launch = self.loader.prepare(fn, k["grid"], k["block"], smem, ptrs, kernel=k)
             stage = "launch"
             launch()
             torch.cuda.synchronize()

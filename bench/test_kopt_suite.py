@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of the benchmark suite's GPU-free parts: the suite file, shape
 inference, the generated kopt and PyTorch text, FLOPs/bytes, roofline and SOL
-score, derived figures, aggregates, the manifest check and the Markdown report.
+score, derived figures, aggregates, the manifest check, the TMA tensor maps of a
+manifest kernel (encode arguments, launch order, malformed entries) and the
+Markdown report.
 
     python3 bench/test_kopt_suite.py        (CTest: bench-suite-unit)
 """
@@ -290,6 +292,166 @@ class Manifest(unittest.TestCase):
                 "ptxas info    : Used 108 registers, used 1 barriers, 8192 bytes smem\n")
         self.assertEqual(compile_suite.parse_ptxas(text),
                          {"matmul_0": {"registers": 108, "spill_stores": 8, "spill_loads": 4}})
+
+
+def tma_kernel(a_shape=(256, 1024), b_shape=(512, 1024), dtype="bf16", split_k=False,
+               maps=None):
+    """A matmul kernel of a launch manifest built with copy = tma (docs/manifest.md)."""
+    params = [{"name": "a", "role": "input", "dtype": dtype, "shape": list(a_shape)},
+              {"name": "b", "role": "input", "dtype": dtype, "shape": list(b_shape)},
+              {"name": "result", "role": "output", "dtype": dtype,
+               "shape": [a_shape[0], b_shape[0]]}]
+    if split_k:
+        params.append({"name": "workspace", "role": "workspace", "dtype": "f32",
+                       "shape": [4096]})
+    return {"name": "matmul_0", "class": "matmul", "op": "matmul",
+            "attrs": {"transpose_b": True}, "params": params,
+            "tensor_maps": maps if maps is not None else [
+                {"tensor": "a", "box": [64, 128], "swizzle": 128},
+                {"tensor": "b", "box": [64, 256], "swizzle": 128}],
+            "grid": [8, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 197632}
+
+
+class TensorMaps(unittest.TestCase):
+    """kernels[].tensor_maps: the arguments of cuTensorMapEncodeTiled built from a
+    manifest entry, the launch parameters' order and malformed entries."""
+
+    def test_encode_args_bf16(self):
+        a, b = ks.tensor_map_encode_args(tma_kernel())
+        self.assertEqual(a, {
+            "tensor": "a", "param": 0, "data_type": 9, "rank": 2,
+            "global_dim": [1024, 256],          # the shape [256, 1024] reversed
+            "global_strides": [2048],           # 1024 bf16 elements per row
+            "box": [64, 128], "element_strides": [1, 1], "interleave": 0,
+            "swizzle": 3, "swizzle_bytes": 128, "l2_promotion": 3, "oob_fill": 0})
+        self.assertEqual((b["tensor"], b["param"], b["global_dim"], b["global_strides"],
+                          b["box"]), ("b", 1, [1024, 512], [2048], [64, 256]))
+
+    def test_dtypes_ranks_swizzles(self):
+        for dtype, enum in (("f16", 6), ("f32", 7), ("bf16", 9)):
+            (m,) = ks.tensor_map_encode_args(tma_kernel(dtype=dtype, maps=[
+                {"tensor": "b", "box": [16 // ks.DTYPE_BYTES[dtype], 8], "swizzle": 0}]))
+            self.assertEqual((m["data_type"], m["param"]), (enum, 1), dtype)
+            self.assertEqual(m["global_strides"], [1024 * ks.DTYPE_BYTES[dtype]])
+        for sw, enum in ((0, 0), (32, 1), (64, 2), (128, 3)):
+            (m,) = ks.tensor_map_encode_args(tma_kernel(dtype="f32", maps=[
+                {"tensor": "a", "box": [8, 1], "swizzle": sw}]))
+            self.assertEqual((m["swizzle"], m["swizzle_bytes"]), (enum, sw))
+        k = tma_kernel(dtype="f32", maps=[{"tensor": "a", "box": [4, 8, 2], "swizzle": 0}])
+        k["params"][0]["shape"] = [4, 8, 32]
+        (m,) = ks.tensor_map_encode_args(k)
+        self.assertEqual((m["rank"], m["global_dim"], m["global_strides"], m["box"],
+                          m["element_strides"]),
+                         (3, [32, 8, 4], [128, 1024], [4, 8, 2], [1, 1, 1]))
+        k["params"][0]["shape"] = [64]
+        k["tensor_maps"] = [{"tensor": "a", "box": [32], "swizzle": 128}]
+        (m,) = ks.tensor_map_encode_args(k)
+        self.assertEqual((m["rank"], m["global_dim"], m["global_strides"]), (1, [64], []))
+
+    def test_absent_or_empty(self):
+        for maps in ([], None):
+            k = tma_kernel()
+            k["tensor_maps"] = maps
+            self.assertEqual(ks.tensor_map_encode_args(k), [])
+        k = tma_kernel()
+        del k["tensor_maps"]
+        self.assertEqual(ks.tensor_map_encode_args(k), [])
+        self.assertIsNone(ks.tensor_map_error(k))
+
+    def test_launch_order(self):
+        """Params (the split-K workspace included), then the maps in tensor_maps
+        order; maps are not bound by launches."""
+        k = tma_kernel(split_k=True, maps=[{"tensor": "b", "box": [64, 256], "swizzle": 128},
+                                           {"tensor": "a", "box": [64, 128], "swizzle": 128}])
+        self.assertEqual([m["param"] for m in ks.tensor_map_encode_args(k)], [1, 0])
+        self.assertEqual(ks.launch_param_values(k, [0xa00, 0xb00, 0xc00, 0xd00],
+                                                [0x1000, 0x2000]),
+                         [0xa00, 0xb00, 0xc00, 0xd00, 0x1000, 0x2000])
+        with self.assertRaisesRegex(ks.ManifestError, "3 addresses bound for 4 parameters"):
+            ks.launch_param_values(k, [1, 2, 3], [4, 5])
+        with self.assertRaisesRegex(ks.ManifestError, "1 tensor-map addresses for 2"):
+            ks.launch_param_values(k, [1, 2, 3, 4], [5])
+        plain = tma_kernel(maps=[])
+        self.assertEqual(ks.launch_param_values(plain, [1, 2, 3], []), [1, 2, 3])
+
+    def test_errors(self):
+        def param(i, **kw):
+            return lambda k: k["params"][i].update(kw)
+
+        def tmap(j, **kw):
+            return lambda k: k["tensor_maps"][j].update(kw)
+        cases = [
+            (tmap(1, box=[512, 256]),
+             "f.json: kernels[0].tensor_maps[1].box[0]: 512 is out of range (1 to 256)"),
+            (tmap(0, box=[64, 0]), "tensor_maps[0].box[1]: 0 is out of range (1 to 256)"),
+            (tmap(0, box=[64, True]), "tensor_maps[0].box[1]: True is out of range"),
+            (tmap(0, box=[64]), "tensor_maps[0].box: has 1 entries, the tensor a has rank 2"),
+            (tmap(0, box="64x128"), "tensor_maps[0].box: must be a list"),
+            (tmap(0, tensor="x"), "tensor_maps[0].tensor: 'x' is not a parameter of the "
+                                  "kernel (a, b, result)"),
+            (tmap(1, tensor="result"), "tensor_maps[1].tensor: parameter result has role "
+                                       "'output', not input"),
+            (tmap(0, swizzle=16), "tensor_maps[0].swizzle: 16 is not 0, 32, 64 or 128"),
+            (tmap(0, swizzle="128B"), "tensor_maps[0].swizzle: '128B' is not"),
+            (tmap(0, box=[4, 128], swizzle=0), "tensor_maps[0].box[0]: 4 x 2 bytes (bf16) = "
+                                               "8 is not a multiple of 16 bytes"),
+            (tmap(0, box=[128, 128]), "tensor_maps[0].box[0]: 128 x 2 bytes (bf16) = 256 "
+                                      "exceeds the swizzle span (128 bytes)"),
+            (tmap(0, box=[64, 128], swizzle=64), "exceeds the swizzle span (64 bytes)"),
+            (param(0, shape=[256, 1020]), "tensor_maps[0].tensor: parameter a (bf16 [256, "
+                                          "1020]): the byte stride of dimension 1 (innermost "
+                                          "first) is 2040, not a multiple of 16"),
+            (param(0, shape=[1, 1, 1, 1, 2, 8]), "parameter a has rank 6"),
+            (param(0, shape=[256, 0]), "parameter a has shape [256, 0]"),
+            (param(0, dtype="f64"), "parameter a has dtype 'f64'"),
+            (lambda k: (k["params"][0].update(shape=[2, 1 << 20, 1 << 20]),
+                        k["tensor_maps"][0].update(box=[64, 1, 1])),
+             f"dimension 2 (innermost first) is {1 << 41}, not below 2^40"),
+            (lambda k: (k["params"][0].update(shape=[2, 1 << 33]),
+                        k["tensor_maps"][0].update(box=[64, 1])),
+             f"dimension 0 (innermost first) is {1 << 33}, above 2^32"),
+            (lambda k: k["tensor_maps"][0].update(box=[4, 0], swizzle=7), "swizzle: 7 is not"),
+            (lambda k: k["tensor_maps"][0].pop("swizzle"), "tensor_maps[0]: swizzle is missing"),
+            (lambda k: k["tensor_maps"].append(7), "tensor_maps[2]: must be an object"),
+            (lambda k: k.update(tensor_maps={"tensor": "a"}), "kernels[0].tensor_maps: must be "
+                                                              "a list"),
+        ]
+        for change, want in cases:
+            k = copy.deepcopy(tma_kernel())
+            change(k)
+            with self.assertRaises(ks.ManifestError, msg=want) as cm:
+                ks.tensor_map_encode_args(k, "f.json: kernels[0]")
+            self.assertIn(want, str(cm.exception))
+            self.assertEqual(ks.tensor_map_error(k, "f.json: kernels[0]"), str(cm.exception))
+
+    def test_check_manifest(self):
+        """A manifest with tensor_maps passes the suite's check (launches bind the
+        params only); a malformed map is a mismatch naming the field."""
+        p = problem([{"name": "x", "shape": [256, 1024], "dtype": "bf16"},
+                     {"name": "w", "shape": [512, 1024], "dtype": "bf16"}],
+                    [{"op": "matmul", "args": ["x", "w"], "attrs": {"transpose_b": True},
+                      "out": "y"}], ["y"])
+        m = {"kopt_manifest_version": 1, "kernels": [tma_kernel()],
+             "functions": [{"name": "t",
+                            "args": [{"name": "arg0", "role": "input", "dtype": "bf16",
+                                      "shape": [256, 1024]},
+                                     {"name": "arg1", "role": "input", "dtype": "bf16",
+                                      "shape": [512, 1024]},
+                                     {"name": "out0", "role": "output", "dtype": "bf16",
+                                      "shape": [256, 512]}],
+                            "buffers": [],
+                            "launches": [{"kernel": "matmul_0",
+                                          "args": [{"arg": 0}, {"arg": 1}, {"arg": 2}]}]}]}
+        ptx = ".visible .entry matmul_0(\n"
+        self.assertIsNone(compile_suite.check_manifest(p, m, ptx))
+        bad = copy.deepcopy(m)
+        bad["functions"][0]["launches"][0]["args"] += [{"arg": 0}, {"arg": 1}]
+        self.assertIn("passes 5 arguments for 3 parameters",
+                      compile_suite.check_manifest(p, bad, ptx))
+        bad = copy.deepcopy(m)
+        bad["kernels"][0]["tensor_maps"][1]["swizzle"] = 96
+        self.assertEqual(compile_suite.check_manifest(p, bad, ptx),
+                         "kernels[0].tensor_maps[1].swizzle: 96 is not 0, 32, 64 or 128")
 
 
 if __name__ == "__main__":

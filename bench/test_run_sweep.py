@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Unit tests of the schedule-sweep runner's GPU-free parts (bench/run_sweep.py):
-the index and manifest checks, --dry-run, the record, the summaries and sweep.md,
-and the driver (worker restarts after a crash, a sticky CUDA error or a hang;
-the deadline) with a fake worker that needs no torch and no GPU.
+the index and manifest checks (TMA tensor maps included), --dry-run, the PTX
+loaders' launch parameters with TMA tensor maps (a fake libcuda), the record, the
+summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
+CUDA error or a hang; the deadline) with a fake worker that needs no torch and no
+GPU.
 
     python3 bench/test_run_sweep.py        (CTest: bench-sweep-unit)
 
 Run with --fake-worker PLAN, this file is the fake worker the driver tests start.
 """
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -21,6 +24,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import kopt_suite as ks  # noqa: E402
 import run_suite  # noqa: E402
 import run_sweep as rs  # noqa: E402
 
@@ -228,6 +232,29 @@ class ManifestChecks(unittest.TestCase):
         self.assertTrue(any("other.ptx" in w for w in warns), warns)
         self.assertTrue(any("odd" in w for w in warns), warns)
 
+    def test_tensor_maps(self):
+        """A copy = tma kernel: tensor_maps for a and b are accepted (they are not
+        parameters); malformed ones are rejected naming the field."""
+        def tma(m, **change):
+            m["kernels"][0]["schedule"]["copy"] = "tma"
+            m["kernels"][0]["tensor_maps"] = [
+                {"tensor": "a", "box": [64, 64], "swizzle": 128},
+                {"tensor": "b", "box": [64, 128], "swizzle": 128}]
+            m["kernels"][0]["tensor_maps"][1].update(change)
+            return m
+        k = dict(self.k, schedule=dict(SCHED, copy="tma"))
+        err, _ = self.check(tma(manifest(self.p, ptx="k.ptx", schedule=dict(SCHED))), k=k)
+        self.assertIsNone(err)
+        for change, want in (({"tensor": "result"}, "role 'output', not input"),
+                             ({"box": [64, 512]}, "kernels[0].tensor_maps[1].box[1]: 512 is "
+                                                  "out of range (1 to 256)"),
+                             ({"swizzle": 48}, "tensor_maps[1].swizzle: 48 is not")):
+            m = tma(manifest(self.p, ptx="k.ptx", schedule=dict(SCHED)), **change)
+            err, _ = self.check(m, k=k)
+            self.assertIsNotNone(err, want)
+            self.assertIn(want, err)
+            self.assertTrue(err.startswith("matmul_0: "), err)
+
     def test_transposed_a(self):
         p = rs.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
                                            tb=False, kernels=[]), transpose_a=True))
@@ -252,6 +279,23 @@ class DryRun(TempDir):
         rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run", "--only", "random_*"])
         self.assertEqual(rc, 0, out)
         self.assertIn("1 problems, 1 kernels", out)
+
+    def test_tensor_maps(self):
+        ps = self.problems()[:1]
+        good = manifest(rs.normalize_problem(ps[0]), ptx="k000.ptx", schedule=SCHED)
+        good["kernels"][0]["tensor_maps"] = [{"tensor": "a", "box": [64, 64], "swizzle": 128},
+                                             {"tensor": "b", "box": [64, 128], "swizzle": 128}]
+        bad = json.loads(json.dumps(good))
+        bad["kernels"][0]["tensor_maps"][0]["tensor"] = "w"
+        bad["ptx"] = "k001.ptx"
+        ps[0]["kernels"][0]["_manifest"] = good
+        ps[0]["kernels"][1]["_manifest"] = bad
+        make_dir(self.tmp, ps)
+        rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("1 problems, 3 kernels, 1 kernels with errors", out)
+        self.assertIn("p000/k001.ptx: matmul_0: kernels[0].tensor_maps[0].tensor: 'w' is not a "
+                      "parameter of the kernel (a, b, result)", out)
 
     def test_broken_files(self):
         ps = self.problems()
@@ -279,6 +323,181 @@ class DryRun(TempDir):
         rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
         self.assertEqual(rc, 2, out)
         self.assertIn("m must be a positive integer", out)
+
+
+# ======================================================================= the loaders
+
+_ERROR_NAME = b"CUDA_ERROR_INVALID_VALUE"
+
+
+class FakeCuda:
+    """libcuda.so.1 as the loaders call it through ctypes, without a GPU:
+    cuTensorMapEncodeTiled and cuGetErrorName are real C function pointers (ctypes
+    callbacks, so the arguments go through ctypes as with the driver), cuLaunchKernel
+    reads the .u64 values its kernelParams point to."""
+    ENCODE = ctypes.CFUNCTYPE(
+        ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+        ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
+        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
+    ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))
+
+    def __init__(self, rc=0):
+        self.rc, self.encodes, self.launches = rc, [], []
+
+        def encode(tmap, dt, rank, addr, dims, strides, box, estr, il, sw, l2, oob):
+            self.encodes.append({
+                "aligned": tmap % 64 == 0, "data_type": dt, "rank": rank, "address": addr,
+                "global_dim": dims[:rank], "global_strides": strides[:rank - 1],
+                "box": box[:rank], "element_strides": estr[:rank], "interleave": il,
+                "swizzle": sw, "l2_promotion": l2, "oob_fill": oob})
+            if self.rc:
+                return self.rc
+            ctypes.memmove(tmap, bytes([len(self.encodes)]) * 128, 128)
+            return 0
+
+        def error_name(rc, out):
+            out[0] = _ERROR_NAME
+            return 0
+        self.cuTensorMapEncodeTiled = self.ENCODE(encode)
+        self.cuGetErrorName = self.ERROR_NAME(error_name)
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        self.launches.append([ctypes.c_uint64.from_address(params[i]).value
+                              for i in range(len(params))])
+        return 0
+
+
+class FakeTorch:
+    class cuda:
+        @staticmethod
+        def current_stream():
+            return type("Stream", (), {"cuda_stream": 0})()
+
+
+class FakeDeviceBytes:
+    """The loaders' device buffers: 256-byte aligned fake addresses (or `align`)."""
+
+    def __init__(self, align=256):
+        self.align, self.copies = align, []
+
+    def __call__(self, raw):
+        self.copies.append(bytes(raw))
+        return 0x7f0000000000 + self.align * len(self.copies), object()
+
+
+def fake_loader(cls, lib, align=256):
+    loader = cls.__new__(cls)
+    loader.torch = FakeTorch
+    if cls is run_suite.DriverLoader:
+        loader.ct, loader.lib = ctypes, lib
+    else:
+        loader.np = type("np", (), {"uint64": staticmethod(int)})
+        loader.stream = None
+        loader.libcuda = lambda: lib
+    loader.device_bytes = FakeDeviceBytes(align)
+    return loader
+
+
+A, B, C, WS = 0x7e0000000000, 0x7e0000100000, 0x7e0000200000, 0x7e0000300000
+
+
+class Loaders(unittest.TestCase):
+    """DriverLoader and CupyLoader with a kernel of kernels[].tensor_maps: maps
+    encoded once per prepared launch, with the manifest's arguments and the bound
+    addresses, passed after the params in tensor_maps order."""
+
+    def kernel(self, split_k=False):
+        k = {"name": "matmul_0",
+             "params": [{"name": "a", "role": "input", "dtype": "bf16", "shape": [128, 4096]},
+                        {"name": "b", "role": "input", "dtype": "bf16", "shape": [256, 4096]},
+                        {"name": "result", "role": "output", "dtype": "bf16",
+                         "shape": [128, 256]}],
+             "tensor_maps": [{"tensor": "b", "box": [64, 256], "swizzle": 128},
+                             {"tensor": "a", "box": [32, 64], "swizzle": 64}],
+             "grid": [2, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 100000}
+        if split_k:
+            k["params"].append({"name": "workspace", "role": "workspace", "dtype": "f32",
+                                "shape": [1024]})
+        return k
+
+    def prepare(self, cls, kernel, ptrs, lib=None, align=256):
+        lib = lib or FakeCuda()
+        loader = fake_loader(cls, lib, align)
+        calls = []
+        f = (lambda grid, block, args, shared_mem: calls.append(list(args)))
+        launch = loader.prepare(f, kernel["grid"], kernel["block"],
+                                kernel["dynamic_shared_bytes"], ptrs, kernel=kernel)
+        return loader, lib, launch, (lib.launches if cls is run_suite.DriverLoader else calls)
+
+    def test_params_then_maps(self):
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            for split_k in (False, True):
+                ptrs = [A, B, C] + ([WS] if split_k else [])
+                loader, lib, launch, launched = self.prepare(cls, self.kernel(split_k), ptrs)
+                # Encoded and copied once, when prepared: not in the (timed) calls.
+                self.assertEqual(len(lib.encodes), 2)
+                self.assertEqual(len(loader.device_bytes.copies), 2)
+                self.assertEqual(launched, [])
+                launch()
+                launch()
+                self.assertEqual(len(lib.encodes), 2, cls.__name__)
+                maps = [0x7f0000000000 + 256, 0x7f0000000000 + 512]
+                self.assertEqual(launched, [ptrs + maps] * 2, (cls.__name__, split_k))
+                # The device copies hold the maps' bytes (the first encoded: b's).
+                self.assertEqual(loader.device_bytes.copies, [b"\x01" * 128, b"\x02" * 128])
+
+    def test_encode_arguments(self):
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            _, lib, _, _ = self.prepare(cls, self.kernel(), [A, B, C])
+            fixed = {"aligned": True, "data_type": 9, "rank": 2, "interleave": 0,
+                     "l2_promotion": 3, "oob_fill": 0, "element_strides": [1, 1]}
+            self.assertEqual(lib.encodes, [
+                dict(fixed, address=B, global_dim=[4096, 256], global_strides=[8192],
+                     box=[64, 256], swizzle=3),
+                dict(fixed, address=A, global_dim=[4096, 128], global_strides=[8192],
+                     box=[32, 64], swizzle=2)], cls.__name__)
+
+    def test_without_maps(self):
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            k = self.kernel()
+            del k["tensor_maps"]
+            loader, lib, launch, launched = self.prepare(cls, k, [A, B, C])
+            launch()
+            self.assertEqual((lib.encodes, launched), ([], [[A, B, C]]))
+            lib = FakeCuda()  # no manifest kernel (the self-test): the pointers as given
+            launch = fake_loader(cls, lib).prepare(
+                lambda grid, block, args, shared_mem: lib.launches.append(list(args)),
+                [1, 1, 1], [1, 1, 1], 0, [A])
+            launch()
+            self.assertEqual(lib.launches, [[A]])
+
+    def test_errors(self):
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            with self.assertRaises(RuntimeError) as cm:
+                self.prepare(cls, self.kernel(), [A, B, C], lib=FakeCuda(rc=1))
+            msg = str(cm.exception)
+            for want in ("kernel matmul_0", "tensor_maps[0] (tensor b)",
+                         "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1)",
+                         "dims [4096, 256]", "box [64, 256]"):
+                self.assertIn(want, msg, cls.__name__)
+            with self.assertRaisesRegex(RuntimeError, r"kernel matmul_0: tensor_maps\[1\] "
+                                        r"\(tensor a\): the address bound to a, 0x7e0000000008, "
+                                        r"is not 16-byte aligned"):
+                self.prepare(cls, self.kernel(), [A + 8, B, C])
+            with self.assertRaisesRegex(RuntimeError, "device copy at .* is not 64-byte"):
+                self.prepare(cls, self.kernel(), [A, B, C], align=32)
+            with self.assertRaisesRegex(ks.ManifestError, "2 addresses bound for 3 parameters"):
+                self.prepare(cls, self.kernel(), [A, B])
+            k = self.kernel()
+            k["tensor_maps"][1]["box"] = [32, 300]
+            with self.assertRaisesRegex(ks.ManifestError, r"kernel matmul_0.tensor_maps\[1\]"
+                                        r".box\[1\]: 300 is out of range \(1 to 256\)"):
+                self.prepare(cls, k, [A, B, C])
+
+    def test_encoder_needs_the_symbol(self):
+        with self.assertRaisesRegex(RuntimeError, "no cuTensorMapEncodeTiled"):
+            run_suite.TensorMapEncoder(ctypes, object())
 
 
 # ======================================================================= the record

@@ -169,6 +169,20 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
       allocs.push_back(alloc);
       operands.push_back(alloc);
     }
+    // Tensor maps (copy = tma), the last parameters: the runtime encodes
+    // each from the tensor the attribute names; the host value is a
+    // placeholder the manifest replaces with its `tensor_maps` entry.
+    for (const TensorMapParam &m : cfg->tensorMaps) {
+      auto map =
+          arith::ConstantIntOp::create(b, kernel.getLoc(), b.getI64Type(), 0);
+      map->setAttr("kopt.tensor_map",
+                   b.getDictionaryAttr(
+                       {b.getNamedAttr("tensor", b.getI64IntegerAttr(m.tensor)),
+                        b.getNamedAttr("box", b.getDenseI64ArrayAttr(m.box)),
+                        b.getNamedAttr("swizzle",
+                                       b.getI64IntegerAttr(m.swizzleBytes))}));
+      operands.push_back(map);
+    }
     gpuFunc.setKnownBlockSizeAttr(
         gb.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->block[0]),
                                  static_cast<int32_t>(cfg->block[1]),

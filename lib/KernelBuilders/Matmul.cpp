@@ -59,9 +59,12 @@ struct Contraction {
   Value out, memA, memB;
   int64_t M = 0, N = 0, K = 0;
   AffineMap mapA, mapB;
-  /// The split-K workspace (memref<W x f32>, the kernel's last parameter),
-  /// null without split-K.
+  /// The split-K workspace (memref<W x f32>, the kernel's last parameter
+  /// before the tensor maps), null without split-K.
   Value workspace;
+  /// copy = tma: i64 parameters holding the global addresses of A's and B's
+  /// tensor maps (the kernel's last two parameters), else null.
+  Value tensorMapA, tensorMapB;
 };
 
 FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
@@ -1511,6 +1514,167 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
   return arith::OrIOp::create(b, loc, start, c(fixed));
 }
 
+namespace {
+/// The TMA ring of a wgmma kernel (copy = tma): one thread (thread 0) issues
+/// per stage a box copy of 64 K elements x block_m rows of A and of 64 x
+/// block_n rows of B for every 64 of block_k (cp.async.bulk.tensor through
+/// the tensor maps the runtime encodes, 128-byte swizzle, out-of-bounds
+/// elements read as zeros) and signals them on the stage's "full" mbarrier
+/// (arrival count 1 plus the stage's bytes); each warp arrives on the
+/// stage's "empty" mbarrier once its wgmma reading the stage have completed,
+/// and thread 0 waits for that before it refills the stage. Load number f
+/// (flattened over the block's tiles and K tiles) uses stage f % stages, the
+/// (f / stages)-th phase of both mbarriers (PTX ISA, mbarrier and
+/// cp.async.bulk.tensor).
+struct TmaRing {
+  Value mapA, mapB;   // generic pointers to the tensor maps
+  Value baseA, baseB; // i64 shared addresses of stage 0
+  Value barriers;     // i64 shared address of full[0]; empty[0] follows
+  Value leader, lane; // thread 0 (i1); the lane (index)
+  int64_t stages = 0, bytesA = 0, bytesB = 0, subTiles = 0, rowsA = 0,
+          rowsB = 0;
+  /// The suspend-time hint of mbarrier.try_wait, ns.
+  static constexpr int64_t kSuspendHintNs = 10000000;
+
+  /// The i32 parity of phase f / stages (+ 1 with `previous`).
+  Value parity(OpBuilder &b, Location loc, Value f, bool previous) const {
+    Value phase = arith::DivUIOp::create(b, loc, f, indexConst(b, loc, stages));
+    if (previous)
+      phase = arith::AddIOp::create(b, loc, phase, indexConst(b, loc, 1));
+    Value bit = arith::RemUIOp::create(b, loc, phase, indexConst(b, loc, 2));
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bit);
+  }
+  /// The mbarrier of `stage` (index): full (which 0) or empty (which 1).
+  Value barrier(OpBuilder &b, Location loc, Value stage, int64_t which) const {
+    auto i64 = b.getI64Type();
+    Value idx = arith::AddIOp::create(b, loc, stage,
+                                      indexConst(b, loc, which * stages));
+    Value idx64 = arith::IndexCastUIOp::create(b, loc, i64, idx);
+    Value off = arith::MulIOp::create(
+        b, loc, idx64,
+        arith::ConstantIntOp::create(b, loc, i64, 8).getResult());
+    Value addr = arith::AddIOp::create(b, loc, barriers, off);
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+  }
+  void wait(OpBuilder &b, Location loc, Value bar, Value parityBit) const {
+    Value ticks =
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), kSuspendHintNs);
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parityBit, ticks);
+  }
+
+  /// Thread 0 initializes the mbarriers ("empty" ones expect one arrival
+  /// per warp); everyone waits for it.
+  void init(OpBuilder &b, Location loc, int64_t warps) const {
+    auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+      Value all = arith::ConstantIntOp::create(b, loc, b.getI32Type(), warps);
+      for (int64_t i = 0; i < stages; ++i) {
+        Value stage = indexConst(b, loc, i);
+        Value full = barrier(b, loc, stage, 0);
+        NVVM::MBarrierInitOp::create(b, loc, full, one, Value());
+        Value empty = barrier(b, loc, stage, 1);
+        NVVM::MBarrierInitOp::create(b, loc, empty, all, Value());
+      }
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
+
+  /// Every thread waits until load `f` has landed.
+  void waitFull(OpBuilder &b, Location loc, Value f) const {
+    Value stage = arith::RemUIOp::create(b, loc, f, indexConst(b, loc, stages));
+    Value bar = barrier(b, loc, stage, 0);
+    wait(b, loc, bar, parity(b, loc, f, /*previous=*/false));
+  }
+
+  /// After wgmma.wait_group 1 at load f, the wgmma of load f - 1 are done:
+  /// lane 0 of each warp releases its stage (for f >= 1).
+  void release(OpBuilder &b, Location loc, Value f) const {
+    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, f,
+                                           indexConst(b, loc, 1));
+    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                        indexConst(b, loc, 0));
+    Value cond = arith::AndIOp::create(b, loc, notFirst, lane0);
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value prev = arith::SubIOp::create(b, loc, f, indexConst(b, loc, 1));
+    Value stage =
+        arith::RemUIOp::create(b, loc, prev, indexConst(b, loc, stages));
+    Value empty = barrier(b, loc, stage, 1);
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value(),
+                                   NVVM::MemScopeKindAttr());
+  }
+
+  /// Thread 0 issues load `f` (index): the K elements from `kElem` of the
+  /// tiles at row m0 of A and row n0 of B, when `valid` (null: always).
+  /// With `mayReuse`, for f >= stages it first waits until load f - stages
+  /// has been released.
+  void issue(OpBuilder &b, Location loc, Value f, Value m0, Value n0,
+             Value kElem, Value valid, bool mayReuse) const {
+    Value cond = leader;
+    if (valid)
+      cond = arith::AndIOp::create(b, loc, cond, valid);
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto i32 = b.getI32Type();
+    auto i64 = b.getI64Type();
+    Value stage = arith::RemUIOp::create(b, loc, f, indexConst(b, loc, stages));
+    if (mayReuse) {
+      Value reuse = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, f,
+                                          indexConst(b, loc, stages));
+      auto waitIf = scf::IfOp::create(b, loc, reuse, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(waitIf.thenBlock());
+      Value empty = barrier(b, loc, stage, 1);
+      wait(b, loc, empty, parity(b, loc, f, /*previous=*/true));
+    }
+    Value full = barrier(b, loc, stage, 0);
+    Value tx = arith::ConstantIntOp::create(b, loc, i32,
+                                            subTiles * (rowsA + rowsB) * 128);
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, tx,
+                                           NVVM::MemScopeKindAttr(), BoolAttr(),
+                                           Value());
+    Value stage64 = arith::IndexCastUIOp::create(b, loc, i64, stage);
+    // The destination as a shared::cluster address (address space 7): a
+    // CTA's own shared::cta addresses are valid shared::cluster addresses of
+    // that CTA (PTX ISA, state spaces); the launch has no cluster.
+    auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    Value rowA = arith::IndexCastUIOp::create(b, loc, i32, m0);
+    Value rowB = arith::IndexCastUIOp::create(b, loc, i32, n0);
+    for (int64_t sub = 0; sub < subTiles; ++sub) {
+      Value k =
+          arith::AddIOp::create(b, loc, kElem, indexConst(b, loc, 64 * sub));
+      Value k32 = arith::IndexCastUIOp::create(b, loc, i32, k);
+      for (int operand = 0; operand < 2; ++operand) {
+        int64_t stageBytes = operand ? bytesB : bytesA;
+        int64_t rows = operand ? rowsB : rowsA;
+        Value stageOff = arith::MulIOp::create(
+            b, loc, stage64,
+            arith::ConstantIntOp::create(b, loc, i64, stageBytes).getResult());
+        Value base =
+            arith::AddIOp::create(b, loc, operand ? baseB : baseA, stageOff);
+        Value addr = arith::AddIOp::create(
+            b, loc, base,
+            arith::ConstantIntOp::create(b, loc, i64, sub * rows * 128)
+                .getResult());
+        Value dst = LLVM::IntToPtrOp::create(b, loc, ptr7, addr);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, loc, dst, operand ? mapB : mapA,
+            ValueRange{k32, operand ? rowB : rowA}, full, ValueRange{}, Value(),
+            Value(), NVVM::TMALoadModeAttr(), BoolAttr(),
+            NVVM::CTAGroupKindAttr(), Value());
+      }
+    }
+  }
+};
+} // namespace
+
 /// wgmma m64nNk16 with f32 accumulation from two shared-memory descriptors;
 /// the schedule's warp tile is a warpgroup's (warp_m / 64 instructions along
 /// M, N = warp_n), its block tile (block_m / warp_m) x (block_n / warp_n)
@@ -1572,6 +1736,27 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       b, loc,
       arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpN));
+  // copy = tma: the mbarriers follow everything else in shared memory.
+  std::optional<TmaRing> ring;
+  if (s.copy == sched::CopyEngine::TMA) {
+    TmaRing r;
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    r.mapA = LLVM::IntToPtrOp::create(b, loc, ptr, c.tensorMapA);
+    r.mapB = LLVM::IntToPtrOp::create(b, loc, ptr, c.tensorMapB);
+    r.baseA = baseA, r.baseB = baseB;
+    Value bars = sharedView(
+        b, loc, smem, cfg.dynamicSharedBytes - sched::barrierSharedBytes(s),
+        {2 * kStages}, i64);
+    r.barriers =
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bars));
+    r.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                     indexConst(b, loc, 0));
+    r.lane = lane;
+    r.stages = kStages, r.bytesA = kBM * kBK * 2, r.bytesB = kBN * kBK * 2;
+    r.subTiles = kBK / 64, r.rowsA = kBM, r.rowsB = kBN;
+    r.init(b, loc, kThreads / 32);
+    ring = r;
+  }
   auto f32 = b.getF32Type();
   auto accType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(kAccs, f32));
@@ -1677,6 +1862,30 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     return accInit;
   };
 
+  // The top of the K loop at load f (flattened over the block's tiles): wait
+  // until its stage has landed. cp.async: this thread's copies of f, then
+  // everyone's (a barrier); they wrote shared memory through the generic
+  // proxy, wgmma reads it through the async proxy.
+  Value lastGroup;
+  auto waitForStage = [&](Value f) {
+    if (ring)
+      return ring->waitFull(b, loc, f);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(kStages - 2));
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+  };
+  // After wgmma.wait_group 1 at load f: load f - 1's stage may be refilled
+  // once every warp is past this point (cp.async: a barrier; TMA: the warps
+  // arrive on its "empty" mbarrier).
+  auto releaseStage = [&](Value f) {
+    if (ring)
+      return ring->release(b, loc, f);
+    gpu::BarrierOp::create(b, loc);
+  };
+
   if (s.persistent) {
     // Persistent grid: `persistentBlocks` blocks (all resident at once)
     // walk the tiles bid, bid + grid, ... in rasterization order. Their K
@@ -1707,12 +1916,19 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
           b, loc, bid, arith::MulIOp::create(b, loc, q, idx(grid)));
       return {tile, arith::RemUIOp::create(b, loc, f, idx(kTiles))};
     };
-    // The copies of K tile `kTile` of the tile at (tm0, tn0) into `stage`;
-    // kTile = kTiles (past the block's last tile) reads nothing (k beyond K)
-    // and fills a stage nobody reads.
-    auto issueCopies = [&](Value stage, Value tm0, Value tn0,
-                           Value kTile) -> FailureOr<Value> {
+    // The copies of K tile `kTile` of the tile at (tm0, tn0) into `stage`,
+    // flattened index `ahead`; kTile = kTiles (past the block's last tile)
+    // reads nothing (cp.async: k beyond K, filling a stage nobody reads;
+    // TMA: no copy). Returns the cp.async group (null for TMA).
+    auto issueCopies = [&](Value stage, Value tm0, Value tn0, Value kTile,
+                           Value ahead) -> FailureOr<Value> {
       Value kBase = arith::MulIOp::create(b, loc, kTile, idx(kBK));
+      if (ring) {
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            kTile, idx(kTiles));
+        ring->issue(b, loc, ahead, tm0, tn0, kBase, valid, /*mayReuse=*/true);
+        return Value();
+      }
       return issueCopyGroup(b, loc, mm, a, bs, stage, kBase, tm0, tn0, tid,
                             kThreads);
     };
@@ -1726,9 +1942,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       Value kTile = arith::SelectOp::create(b, loc, inside, kt, idx(kTiles));
       auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
       return issueCopies(arith::RemUIOp::create(b, loc, f, idx(kStages)), tm0,
-                         tn0, kTile);
+                         tn0, kTile, f);
     };
-    Value lastGroup;
     for (int64_t i = 0; i + 1 < kStages; ++i) {
       FailureOr<Value> g = issueFlat(idx(i));
       if (failed(g))
@@ -1765,18 +1980,13 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         b.setInsertionPointToStart(loop.getBody());
         Value kt = loop.getInductionVar();
         Value f = arith::AddIOp::create(b, loc, f0, kt);
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                         b.getI32IntegerAttr(kStages - 2));
-        NVVM::FenceProxyOp::create(
-            b, loc, NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-        gpu::BarrierOp::create(b, loc);
+        waitForStage(f);
         Value stage = toI64(arith::RemUIOp::create(b, loc, f, idx(kStages)));
         SmallVector<Value> acc =
             wgmmaStep(stage, groupA, groupB, loop.getRegionIterArgs());
         NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-        gpu::BarrierOp::create(b, loc);
+        releaseStage(f);
         if (failed(
                 refill(kt, arith::AddIOp::create(b, loc, f, idx(kStages - 1)))))
           return failure();
@@ -1797,7 +2007,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
             kRange(0, cut, accInit, [&](Value kt, Value ahead) {
               return issueCopies(
                   stageOf(ahead), tm0, tn0,
-                  arith::AddIOp::create(b, loc, kt, idx(kStages - 1)));
+                  arith::AddIOp::create(b, loc, kt, idx(kStages - 1)), ahead);
             });
         if (failed(own))
           return failure();
@@ -1806,7 +2016,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
               Value nextKt = arith::SelectOp::create(
                   b, loc, hasNext, arith::SubIOp::create(b, loc, kt, idx(cut)),
                   idx(kTiles));
-              return issueCopies(stageOf(ahead), nm0, nn0, nextKt);
+              return issueCopies(stageOf(ahead), nm0, nn0, nextKt, ahead);
             });
         if (failed(next))
           return failure();
@@ -1845,45 +2055,72 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
                       kThreads);
   };
-  FailureOr<Value> prologue = issuePrologue(b, loc, mm, a, bs, org.kBase,
-                                            kStages, m0, n0, tid, kThreads);
-  if (failed(prologue))
-    return failure();
-  Value lastGroup = *prologue;
+  // The block's K tiles: org.kTiles, except that with TMA and split-K only
+  // those starting inside K (a split's last tiles may lie past K; TMA copies
+  // none of them rather than boxes wholly out of bounds).
+  Value kCount = indexConst(b, loc, org.kTiles);
+  if (ring && s.splitK > 1) {
+    Value rest =
+        arith::SubIOp::create(b, loc, indexConst(b, loc, c.K), org.kBase);
+    Value restUp =
+        arith::AddIOp::create(b, loc, rest, indexConst(b, loc, kBK - 1));
+    Value restTiles =
+        arith::DivUIOp::create(b, loc, restUp, indexConst(b, loc, kBK));
+    kCount = arith::MinUIOp::create(b, loc, restTiles, kCount);
+  }
+  // The first K element of K tile `kTile`.
+  auto kElemOf = [&](Value kTile) -> Value {
+    Value e = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
+    return org.kBase ? arith::AddIOp::create(b, loc, e, org.kBase) : e;
+  };
+  if (ring) {
+    for (int64_t i = 0; i + 1 < kStages && i < org.kTiles; ++i) {
+      Value f = indexConst(b, loc, i);
+      Value valid;
+      if (s.splitK > 1)
+        valid =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f, kCount);
+      ring->issue(b, loc, f, m0, n0, kElemOf(f), valid, /*mayReuse=*/false);
+    }
+  } else {
+    FailureOr<Value> prologue = issuePrologue(b, loc, mm, a, bs, org.kBase,
+                                              kStages, m0, n0, tid, kThreads);
+    if (failed(prologue))
+      return failure();
+    lastGroup = *prologue;
+  }
 
   // Iteration kt: wait for tile kt's copies, issue its wgmma, wait until
   // only they are pending (tile kt - 1's are done in every warpgroup once all
-  // pass the barrier), then refill tile kt - 1's stage with tile
-  // kt + stages - 1. The wgmma of tile kt overlaps that barrier and the copy
-  // issue.
-  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                                  indexConst(b, loc, org.kTiles),
+  // pass the barrier, or have arrived on its mbarrier), then refill tile
+  // kt - 1's stage with tile kt + stages - 1. The wgmma of tile kt overlap
+  // that and the copy issue.
+  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
                                   indexConst(b, loc, 1), accInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value kt = kLoop.getInductionVar();
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                     b.getI32IntegerAttr(kStages - 2));
-    // The copies wrote shared memory through the generic proxy; wgmma reads
-    // it through the async proxy.
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b, loc);
-
+    waitForStage(kt);
     Value stage =
         toI64(arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
     SmallVector<Value> acc =
         wgmmaStep(stage, groupA, groupB, kLoop.getRegionIterArgs());
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    gpu::BarrierOp::create(b, loc);
-    // Past the last tile the copies read nothing and zero-fill a stage
-    // nobody reads.
-    if (failed(issueGroup(arith::AddIOp::create(
-            b, loc, kt, indexConst(b, loc, kStages - 1)))))
+    releaseStage(kt);
+    // Past the last tile cp.async reads nothing and zero-fills a stage
+    // nobody reads; TMA copies nothing.
+    Value ahead =
+        arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1));
+    if (ring) {
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          ahead, kCount);
+      ring->issue(b, loc, ahead, m0, n0, kElemOf(ahead), valid,
+                  /*mayReuse=*/true);
+    } else if (failed(issueGroup(ahead))) {
       return failure();
+    }
     scf::YieldOp::create(b, loc, acc);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -1923,13 +2160,52 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
       return kernel.emitOpError("cannot add the split-K workspace parameter");
     c->workspace = func.getArgument(index);
   }
+  // TMA: A's and B's tensor maps follow, each an i64 holding the global
+  // address of a CUtensorMap the runtime encodes from the manifest entry:
+  // the operand [rows, K] (dims innermost first: K, rows), a box of 64 K
+  // elements (128 bytes) x block_m or block_n rows, 128-byte swizzle.
+  std::vector<TensorMapParam> tensorMaps;
+  if (s.copy == sched::CopyEngine::TMA) {
+    MLIRContext *ctx = func.getContext();
+    struct Operand {
+      const char *name;
+      Value mem;
+      AffineMap map;
+      unsigned outerDim;
+      int64_t rows;
+      Value *param;
+    };
+    for (const Operand &o :
+         {Operand{"A", c->memA, c->mapA, 0, s.blockM, &c->tensorMapA},
+          Operand{"B", c->memB, c->mapB, 1, s.blockN, &c->tensorMapB}}) {
+      auto type = cast<MemRefType>(o.mem.getType());
+      AffineMap expected = AffineMap::get(
+          3, 0, {getAffineDimExpr(o.outerDim, ctx), getAffineDimExpr(2, ctx)},
+          ctx);
+      auto arg = dyn_cast<BlockArgument>(o.mem);
+      if (!arg || type.getRank() != 2 || o.map != expected)
+        return kernel.emitOpError("copy = tma needs ")
+               << o.name << " as a 2-D [" << (o.outerDim ? "N" : "M")
+               << ", K] kernel parameter; got " << type << " indexed "
+               << AffineMapAttr::get(o.map);
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(index, IntegerType::get(ctx, 64),
+                                     DictionaryAttr(), kernel.getLoc())))
+        return kernel.emitOpError("cannot add the tensor map parameter of ")
+               << o.name;
+      *o.param = func.getArgument(index);
+      tensorMaps.push_back({arg.getArgNumber(), {64, o.rows}, 128});
+    }
+  }
   FailureOr<LaunchConfig> cfg =
       s.instruction == sched::Instruction::Wgmma
           ? buildWgmma(*c, func, s, sched::persistentGridBlocks(s, w, target))
       : s.instruction == sched::Instruction::MmaSync ? buildMma(*c, func, s)
       : s.instruction == sched::Instruction::Gemv    ? buildGemv(*c, func, s)
                                                      : buildSimt(*c, func, s);
-  if (succeeded(cfg))
+  if (succeeded(cfg)) {
     cfg->workspaceElements = workspace;
+    cfg->tensorMaps = std::move(tensorMaps);
+  }
   return cfg;
 }

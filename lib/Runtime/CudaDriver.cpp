@@ -14,6 +14,8 @@
 #include <dlfcn.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -59,7 +61,8 @@ namespace {
   X(cuModuleGetFunction)                                                       \
   X(cuFuncGetAttribute)                                                        \
   X(cuFuncSetAttribute)                                                        \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                            \
+  X(cuTensorMapEncodeTiled)
 
 /// Pointers to the driver's functions. Member names go through cuda.h's
 /// macros like the calls do (api.cuMemAlloc is api.cuMemAlloc_v2).
@@ -122,6 +125,58 @@ Status check(CUresult result, const std::string &what) {
   return Status::error(message);
 }
 
+static_assert(sizeof(CUtensorMap) == kTensorMapBytes,
+              "CUtensorMap is 128 bytes");
+
+std::string hexAddress(DevicePtr ptr) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, static_cast<uint64_t>(ptr));
+  return buf;
+}
+
+template <typename T> std::string listToString(const std::vector<T> &values) {
+  std::string s = "{";
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "}";
+}
+
+bool sameGeometry(const TensorMapGeometry &a, const TensorMapGeometry &b) {
+  return a.paramIndex == b.paramIndex && a.dtype == b.dtype &&
+         a.globalDim == b.globalDim && a.globalStrides == b.globalStrides &&
+         a.box == b.box && a.swizzle == b.swizzle;
+}
+
+/// cuTensorMapEncodeTiled of `g` over the tensor at `address`, with element
+/// strides 1, no interleave, L2 promotion 256B and no OOB fill (zeros).
+CUresult encodeTiled(CUtensorMap &map, const TensorMapGeometry &g,
+                     DevicePtr address) {
+  CUtensorMapDataType dataType =
+      g.dtype == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+      : g.dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMapSwizzle swizzle = g.swizzle == 32    ? CU_TENSOR_MAP_SWIZZLE_32B
+                               : g.swizzle == 64  ? CU_TENSOR_MAP_SWIZZLE_64B
+                               : g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                                  : CU_TENSOR_MAP_SWIZZLE_NONE;
+  size_t rank = g.globalDim.size();
+  cuuint64_t dims[kMaxTensorMapRank] = {}, strides[kMaxTensorMapRank] = {};
+  cuuint32_t box[kMaxTensorMapRank] = {}, elementStrides[kMaxTensorMapRank];
+  for (size_t i = 0; i < kMaxTensorMapRank; ++i)
+    elementStrides[i] = 1;
+  for (size_t i = 0; i < rank && i < kMaxTensorMapRank; ++i) {
+    dims[i] = g.globalDim[i];
+    box[i] = g.box[i];
+  }
+  for (size_t i = 0; i < g.globalStrides.size() && i < kMaxTensorMapRank; ++i)
+    strides[i] = g.globalStrides[i];
+  return api.cuTensorMapEncodeTiled(
+      &map, dataType, static_cast<cuuint32_t>(rank),
+      reinterpret_cast<void *>(static_cast<uintptr_t>(address)), dims, strides,
+      box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
 } // namespace
 
 Status loadCudaDriver() {
@@ -152,6 +207,89 @@ void DeviceBuffer::reset() {
   ctx = nullptr;
   ptr = 0;
   bytes = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// TensorMaps
+//===----------------------------------------------------------------------===//
+
+Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
+                        const std::vector<DevicePtr> &pointers) {
+  if (pointers.size() != kernel.params.size())
+    return Status::error("kernel '" + kernel.name + "' takes " +
+                         std::to_string(kernel.params.size()) +
+                         " parameters, got " + std::to_string(pointers.size()) +
+                         " pointers");
+  size_t count = kernel.tensorMaps.size();
+  if (maps.size() != count) {
+    // Another kernel's maps: free the old buffers once nothing reads them.
+    if (uploadCount > 0)
+      KOPT_RETURN_IF_ERROR(ctx.synchronizeContext().withContext(
+          "kernel '" + kernel.name + "': tensor maps"));
+    maps.clear();
+    mapAddresses.clear();
+    maps.resize(count);
+  }
+  bool synchronized = false;
+  for (size_t i = 0; i < count; ++i) {
+    Map &map = maps[i];
+    const std::string &tensor = kernel.tensorMaps[i].tensor;
+    std::string what = "kernel '" + kernel.name + "': tensor map " +
+                       std::to_string(i) + " ('" + tensor + "')";
+    Expected<TensorMapGeometry> geometry = tensorMapGeometry(kernel, i);
+    if (!geometry.ok())
+      return geometry.status();
+    DevicePtr address = pointers[geometry->paramIndex];
+    if (address == 0)
+      return Status::error(what + ": the address bound to '" + tensor +
+                           "' is null");
+    if (address % 16 != 0)
+      return Status::error(what + ": the address " + hexAddress(address) +
+                           " bound to '" + tensor +
+                           "' is not 16-byte aligned (TMA needs 16)");
+    if (map.encoded && map.tensor == address &&
+        sameGeometry(map.geometry, *geometry))
+      continue;
+
+    if (!map.buffer.get()) {
+      Expected<DeviceBuffer> buffer = ctx.allocate(kTensorMapBytes);
+      if (!buffer.ok())
+        return buffer.status().withContext(what);
+      if (buffer->get() % kTensorMapAlignment != 0)
+        return Status::error(
+            what + ": cuMemAlloc returned " + hexAddress(buffer->get()) +
+            ", not " + std::to_string(kTensorMapAlignment) + "-byte aligned");
+      map.buffer = buffer.take();
+    } else if (map.encoded && !synchronized) {
+      // An earlier launch may still read the old map.
+      KOPT_RETURN_IF_ERROR(ctx.synchronizeContext().withContext(what));
+      synchronized = true;
+    }
+    map.encoded = false;
+    CUtensorMap encoded{};
+    Status status = check(encodeTiled(encoded, *geometry, address),
+                          "cuTensorMapEncodeTiled(kernel '" + kernel.name +
+                              "', tensor '" + tensor + "')");
+    if (!status.ok())
+      return Status::error(
+          status.message() + " [" + dtypeName(geometry->dtype) + ", dims " +
+          listToString(geometry->globalDim) + ", byte strides " +
+          listToString(geometry->globalStrides) + ", box " +
+          listToString(geometry->box) + ", swizzle " +
+          std::to_string(geometry->swizzle) + ", address " +
+          hexAddress(address) + "]");
+    KOPT_RETURN_IF_ERROR(
+        ctx.copyToDevice(map.buffer.get(), &encoded, kTensorMapBytes)
+            .withContext(what));
+    map.encoded = true;
+    map.tensor = address;
+    map.geometry = geometry.take();
+    ++uploadCount;
+  }
+  mapAddresses.clear();
+  for (const Map &map : maps)
+    mapAddresses.push_back(map.buffer.get());
+  return Status::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,6 +352,11 @@ Expected<std::unique_ptr<CudaContext>> CudaContext::create(int ordinal) {
 CudaContext::~CudaContext() {
   if (api.cuCtxSetCurrent && context)
     api.cuCtxSetCurrent(context);
+  // Free the tensor maps while the context is current (after the launches
+  // that read them).
+  if (!launchMaps.empty() && api.cuCtxSynchronize)
+    api.cuCtxSynchronize();
+  launchMaps.clear();
   for (auto &entry : modules)
     if (entry.second.module)
       api.cuModuleUnload(entry.second.module);
@@ -414,10 +557,22 @@ Status CudaContext::launchKernel(const Manifest &manifest,
   Expected<Function> fn = getFunction(manifest.ptxPath, kernel.name);
   if (!fn.ok())
     return fn.status();
-  Expected<ArgPack> pack = ArgPack::create(kernel, pointers);
+  TensorMaps noMaps;
+  TensorMaps &maps = kernel.tensorMaps.empty() ? noMaps : launchMaps[*fn];
+  Expected<ArgPack> pack = packArgs(kernel, pointers, maps);
   if (!pack.ok())
     return pack.status();
   return launch(*fn, kernel, pack->data(), stream);
+}
+
+Expected<ArgPack> CudaContext::packArgs(const KernelSpec &kernel,
+                                        const std::vector<DevicePtr> &pointers,
+                                        TensorMaps &maps) {
+  if (!kernel.tensorMaps.empty())
+    KOPT_RETURN_IF_ERROR(maps.bind(*this, kernel, pointers));
+  return ArgPack::create(kernel, pointers,
+                         kernel.tensorMaps.empty() ? std::vector<DevicePtr>()
+                                                   : maps.addresses());
 }
 
 Status CudaContext::runFunction(const Manifest &manifest,
@@ -433,6 +588,11 @@ Status CudaContext::runFunction(const Manifest &manifest,
     Expected<DeviceBuffer> buf = allocate(numBytes(b.shape, b.dtype));
     if (!buf.ok())
       return buf.status().withContext("function '" + function.name + "'");
+    // A split-K workspace must be zero before its kernel's first launch.
+    if (b.workspace)
+      KOPT_RETURN_IF_ERROR(
+          memsetAsync(buf->get(), 0, buf->size(), stream)
+              .withContext("function '" + function.name + "'"));
     buffers[b.id] = buf.take();
   }
   for (const LaunchSpec &launch : function.launches) {

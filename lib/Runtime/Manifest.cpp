@@ -423,6 +423,150 @@ Status validateKernelOperands(const KernelSpec &kernel,
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor maps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The message for a swizzle that is not 0, 32, 64 or 128.
+std::string badSwizzle(int64_t swizzle) {
+  return std::to_string(swizzle) +
+         " is not a swizzle span (expected 0, 32, 64 or 128 bytes)";
+}
+
+/// Checks `kernel.tensorMaps[index]` and fills `geometry`. Errors are
+/// "<prefix>tensor_maps[<index>].<field>: <message>".
+Status checkTensorMap(const KernelSpec &kernel, size_t index,
+                      const std::string &prefix, TensorMapGeometry &geometry) {
+  const TensorMapSpec &map = kernel.tensorMaps[index];
+  std::string at = prefix + "tensor_maps[" + std::to_string(index) + "]";
+  std::string tensorAt = at + ".tensor", boxAt = at + ".box";
+
+  // The tensor: an input parameter of rank 1 to 5.
+  size_t paramIndex = kernel.params.size();
+  for (size_t i = 0;
+       i < kernel.params.size() && paramIndex == kernel.params.size(); ++i)
+    if (kernel.params[i].name == map.tensor)
+      paramIndex = i;
+  if (paramIndex == kernel.params.size()) {
+    std::vector<std::string> names;
+    for (const TensorSpec &p : kernel.params)
+      names.push_back(p.name);
+    return fail(tensorAt, "no parameter named '" + map.tensor +
+                              "' (the kernel's parameters are " +
+                              joinNames(names) + ")");
+  }
+  const TensorSpec &tensor = kernel.params[paramIndex];
+  std::string described = "'" + tensor.name + "' (" + dtypeName(tensor.dtype) +
+                          " " + shapeToString(tensor.shape) + ")";
+  if (tensor.role != Role::Input)
+    return fail(tensorAt, "parameter '" + tensor.name + "' has role '" +
+                              roleName(tensor.role) +
+                              "'; a tensor map reads an input parameter");
+  size_t rank = tensor.shape.size();
+  if (rank < 1 || rank > kMaxTensorMapRank)
+    return fail(tensorAt, described + " has rank " + std::to_string(rank) +
+                              "; a tensor map needs rank 1 to " +
+                              std::to_string(kMaxTensorMapRank));
+
+  if (map.swizzle != 0 && map.swizzle != 32 && map.swizzle != 64 &&
+      map.swizzle != 128)
+    return fail(at + ".swizzle", badSwizzle(map.swizzle));
+
+  // The box: one size per dimension, innermost first.
+  if (map.box.size() != rank)
+    return fail(boxAt, "has " + std::to_string(map.box.size()) +
+                           " entries, but " + described + " has rank " +
+                           std::to_string(rank) +
+                           " (one box size per dimension, innermost first)");
+  for (size_t i = 0; i < rank; ++i)
+    if (map.box[i] < 1 || map.box[i] > 256)
+      return fail(boxAt + "[" + std::to_string(i) + "]",
+                  std::to_string(map.box[i]) + " is out of range (1 to 256)");
+  int64_t elementBytes = dtypeSize(tensor.dtype);
+  int64_t innerBytes = map.box[0] * elementBytes;
+  std::string inner = std::to_string(map.box[0]) + " x " +
+                      std::to_string(elementBytes) + " bytes (" +
+                      dtypeName(tensor.dtype) +
+                      ") = " + std::to_string(innerBytes) + " bytes";
+  if (innerBytes % 16 != 0)
+    return fail(boxAt + "[0]",
+                inner + " is not a multiple of 16 bytes (the box's inner "
+                        "dimension must be)");
+  if (map.swizzle != 0 && innerBytes > map.swizzle)
+    return fail(boxAt + "[0]", inner + " exceed the " +
+                                   std::to_string(map.swizzle) +
+                                   "-byte swizzle span");
+
+  // Dimensions (innermost first) and dense row-major byte strides of
+  // dimensions 1 .. rank-1. The manifest's shapes are at most 2^63 bytes.
+  constexpr int64_t kMaxDim = int64_t(1) << 32, kMaxStride = int64_t(1) << 40;
+  geometry = TensorMapGeometry();
+  geometry.paramIndex = paramIndex;
+  geometry.dtype = tensor.dtype;
+  geometry.swizzle = map.swizzle;
+  int64_t stride = elementBytes;
+  for (size_t i = 0; i < rank; ++i) {
+    size_t dim = rank - 1 - i; // the shape's dimension, outermost first
+    int64_t extent = tensor.shape[dim];
+    if (extent < 1) // parsed shapes are positive; hand-built ones may not be
+      return fail(tensorAt, described + ": dimension " + std::to_string(dim) +
+                                " is " + std::to_string(extent) +
+                                ", not positive");
+    if (extent > kMaxDim)
+      return fail(tensorAt, described + ": dimension " + std::to_string(dim) +
+                                " is " + std::to_string(extent) +
+                                ", above the tensor-map limit of 2^32");
+    if (i > 0) {
+      // `stride` is the byte stride of shape dimension `dim`.
+      if (stride % 16 != 0)
+        return fail(tensorAt, described + ": the byte stride of dimension " +
+                                  std::to_string(dim) + " is " +
+                                  std::to_string(stride) +
+                                  ", not a multiple of 16");
+      if (stride >= kMaxStride)
+        return fail(tensorAt, described + ": the byte stride of dimension " +
+                                  std::to_string(dim) + " is " +
+                                  std::to_string(stride) + ", not below 2^40");
+      geometry.globalStrides.push_back(static_cast<uint64_t>(stride));
+    }
+    geometry.globalDim.push_back(static_cast<uint64_t>(extent));
+    geometry.box.push_back(static_cast<uint32_t>(map.box[i]));
+    if (i + 1 < rank) {
+      // Parsed shapes cannot overflow here; hand-built ones could.
+      if (stride > std::numeric_limits<int64_t>::max() / extent)
+        return fail(tensorAt, described + ": the byte stride of dimension " +
+                                  std::to_string(dim - 1) +
+                                  " overflows 64 bits");
+      stride *= extent;
+    }
+  }
+  return Status::success();
+}
+
+} // namespace
+
+Status validateTensorMaps(const KernelSpec &kernel, const std::string &where) {
+  TensorMapGeometry geometry;
+  for (size_t i = 0; i < kernel.tensorMaps.size(); ++i)
+    KOPT_RETURN_IF_ERROR(checkTensorMap(kernel, i, where + ".", geometry));
+  return Status::success();
+}
+
+Expected<TensorMapGeometry> tensorMapGeometry(const KernelSpec &kernel,
+                                              size_t mapIndex) {
+  if (mapIndex >= kernel.tensorMaps.size())
+    return Status::error("kernel '" + kernel.name + "' has " +
+                         std::to_string(kernel.tensorMaps.size()) +
+                         " tensor maps, no tensor map " +
+                         std::to_string(mapIndex));
+  TensorMapGeometry geometry;
+  KOPT_RETURN_IF_ERROR(checkTensorMap(
+      kernel, mapIndex, "kernel '" + kernel.name + "': ", geometry));
+  return geometry;
+}
+
+//===----------------------------------------------------------------------===//
 // JSON reading
 //===----------------------------------------------------------------------===//
 
@@ -777,8 +921,51 @@ public:
                    "value " + std::to_string(*smem) + " out of range");
     k.dynamicSharedBytes = static_cast<uint32_t>(*smem);
 
+    // tensor_maps: optional (absent or [] = none).
+    if (auto it = v.find("tensor_maps"); it != v.end()) {
+      std::string mapsAt = sub(at, "tensor_maps");
+      if (!it->is_array())
+        return error(mapsAt,
+                     std::string("must be an array, got ") + typeName(*it));
+      for (size_t i = 0; i < it->size(); ++i) {
+        Expected<TensorMapSpec> map = getTensorMap((*it)[i], sub(mapsAt, i));
+        if (!map.ok())
+          return map.status();
+        k.tensorMaps.push_back(map.take());
+      }
+    }
+
     KOPT_RETURN_IF_ERROR(validateKernelOperands(k, source + ": " + at));
+    KOPT_RETURN_IF_ERROR(validateTensorMaps(k, source + ": " + at));
     return k;
+  }
+
+  /// One `tensor_maps` entry: its fields' types; validateTensorMaps checks
+  /// their values against the kernel's parameters.
+  Expected<TensorMapSpec> getTensorMap(const json &v,
+                                       const std::string &path) const {
+    KOPT_RETURN_IF_ERROR(expectObject(v, path));
+    TensorMapSpec map;
+    Expected<std::string> tensor = getString(v, path, "tensor");
+    if (!tensor.ok())
+      return tensor.status();
+    map.tensor = *tensor;
+    Expected<const json *> box = getArray(v, path, "box");
+    if (!box.ok())
+      return box.status();
+    for (size_t i = 0; i < (*box)->size(); ++i) {
+      Expected<int64_t> b = asInt((**box)[i], sub(sub(path, "box"), i));
+      if (!b.ok())
+        return b.status();
+      map.box.push_back(*b);
+    }
+    Expected<int64_t> swizzle = getInt(v, path, "swizzle");
+    if (!swizzle.ok())
+      return swizzle.status();
+    if (*swizzle < 0 || *swizzle > 1024) // keeps it an int
+      return error(sub(path, "swizzle"), badSwizzle(*swizzle));
+    map.swizzle = static_cast<int>(*swizzle);
+    return map;
   }
 
   Expected<FunctionSpec> getFunction(const json &v, const std::string &path,

@@ -19,12 +19,12 @@ namespace kopt::schedule {
 
 namespace {
 
-// The domains of the implemented values. The representation also names TMA;
-// `validate` rejects it with a reason until the passes implement it.
+// The domains of the implemented values.
 const std::vector<Instruction> kInstructions = {
     Instruction::FFMA, Instruction::MmaSync, Instruction::Wgmma,
     Instruction::Gemv};
-const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync};
+const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync,
+                                         CopyEngine::TMA};
 const std::vector<int64_t> kBlockM = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockN = {16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockK = {8, 16, 32, 64, 128};
@@ -243,12 +243,18 @@ int64_t epilogueSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
   return stagedEpilogue(s) ? s.blockM * epilogueRowPitch(s, w) : 0;
 }
 
+int64_t barrierSharedBytes(const MatmulSchedule &s) {
+  return s.copy == CopyEngine::TMA ? 2 * s.stages * 8 : 0;
+}
+
 int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w) {
   int64_t pipeline = pipelineSharedBytes(s, w);
   int64_t staging = epilogueSharedBytes(s, w);
   // A persistent grid's next tile loads while this one's epilogue runs: the
   // staging tile follows the ring; otherwise it reuses the ring's memory.
-  return s.persistent ? pipeline + staging : std::max(pipeline, staging);
+  // The mbarriers of a TMA ring come last.
+  return (s.persistent ? pipeline + staging : std::max(pipeline, staging)) +
+         barrierSharedBytes(s);
 }
 
 int64_t splitKWorkspaceElements(const MatmulSchedule &s,
@@ -295,17 +301,17 @@ static std::string sharedMemoryReason(const MatmulSchedule &s,
     what = cat(tile, " needs ", staging);
   else
     what = cat(stages, " need ", pipeline);
-  return cat(what, " bytes of shared memory; ", t.chip, " allows ",
-             t.maxSharedPerBlock, " per block");
+  what = cat(what, " bytes of shared memory");
+  if (int64_t barriers = barrierSharedBytes(s))
+    what = cat(what, " (+ ", barriers, " bytes of mbarriers)");
+  return cat(what, "; ", t.chip, " allows ", t.maxSharedPerBlock, " per block");
 }
 
 std::optional<std::string> validate(const MatmulSchedule &s,
                                     const MatmulWorkload &w, const Target &t) {
-  // Not implemented yet (issue #4): named so that a schedule file asking for
-  // them gets a reason, not a wrong kernel.
-  if (s.copy == CopyEngine::TMA)
-    return std::string("copy = tma is not implemented yet; use cp_async or "
-                       "sync");
+  if (s.copy == CopyEngine::TMA && s.instruction != Instruction::Wgmma)
+    return cat("copy = tma is implemented for wgmma (sm_90a) only, not ",
+               toString(s.instruction), "; use cp_async or sync");
 
   struct Domain {
     const char *name;
@@ -471,17 +477,21 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("wgmma reads 128-byte swizzled rows of 64 16-bit elements: "
                  "block_k must be 64 or 128, got ",
                  s.blockK);
-    if (s.copy != CopyEngine::CpAsync || s.stages < 2)
-      return std::string("wgmma takes copy = cp_async with stages >= 2");
+    bool tma = s.copy == CopyEngine::TMA;
+    if (s.copy == CopyEngine::Sync || s.stages < 2)
+      return std::string("wgmma takes copy = cp_async or tma with stages >= 2");
     if (!w.aKContiguous || !w.bKContiguous)
-      return cat("wgmma (K-major shared-memory tiles filled by cp.async) needs "
-                 "both operands contiguous along K; ",
+      return cat("wgmma (K-major shared-memory tiles filled by ",
+                 toString(s.copy), ") needs both operands contiguous along K; ",
                  !w.aKContiguous ? "A is stored [K, M] (transposed)"
                                  : "B is stored [K, N] (row-major)");
     if (w.k % 8)
-      return cat("wgmma's cp.async copies move 16-byte chunks of 8 elements: "
-                 "K (",
-                 w.k, ") must be a multiple of 8");
+      return tma ? cat("TMA needs the operands' row pitch (K elements) to be "
+                       "a multiple of 16 bytes: K (",
+                       w.k, ") must be a multiple of 8")
+                 : cat("wgmma's cp.async copies move 16-byte chunks of 8 "
+                       "elements: K (",
+                       w.k, ") must be a multiple of 8");
     int64_t accumulators = (s.warpM / 64) * s.warpN / 2;
     if (accumulators > kMaxAccumulators)
       return cat("the warpgroup tile ", s.warpM, "x", s.warpN, " needs ",
@@ -495,7 +505,7 @@ std::optional<std::string> validate(const MatmulSchedule &s,
          {std::pair<const char *, int64_t>{"A", s.blockM},
           std::pair<const char *, int64_t>{"B", s.blockN}}) {
       int64_t chunks = rows * s.blockK / 8;
-      if (chunks % s.threads())
+      if (!tma && chunks % s.threads())
         return cat("wgmma: the ", name, " tile has ", chunks,
                    " 16-byte chunks, not a multiple of the ", s.threads(),
                    " threads");
@@ -655,6 +665,7 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
     s.vectorWidth = evenN;
     int64_t bigTiles = ceilDiv(w.m, 128) * ceilDiv(w.n, 256);
     int64_t tiles64 = ceilDiv(w.m, 64) * ceilDiv(w.n, 64);
+    bool prefill = false;
     if (w.k >= 6144 && 2 * tiles64 <= kSplitTargetSMs) {
       // Long K on a grid of at most one 64 x 64 tile per two SMs: split K
       // in 2 (32 x 4096 x 14336: 0.0513 ms -> 0.0460 ms).
@@ -669,6 +680,7 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 256;
       s.stages = 4;
       s.swizzle = 8;
+      prefill = true;
     } else if (w.n <= 8192) {
       // Decode and small grids, N <= 8192: one warpgroup of 64 rows, K step
       // 128, five stages; 64 x 32 tiles unless that makes more than 160
@@ -690,9 +702,19 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
     // 16-byte stores; 4096^3 bf16: 0.2067 -> 0.1889 ms, Llama down M 32:
     // 45.8 -> 42.8 us; bench/results/2026-11-30-epilogue-sweep-h200). f32 C
     // keeps the register epilogue (not measured staged).
+    // The prefill tile with a staged epilogue loads through TMA (4096^3
+    // bf16: 0.950 -> 0.968 x cuBLAS, Qwen3 down M 1024: 0.866 -> 1.000; the
+    // decode tiles are slower with TMA, 0.998 -> 0.706 on Llama o_proj
+    // M 16; bench/results/2026-11-30-tma-sweep-h200).
     if (bytesOf(w.c) == 2 && w.n % 8 == 0) {
       MatmulSchedule staged = s;
       staged.vectorWidth = 8;
+      if (prefill) {
+        MatmulSchedule tma = staged;
+        tma.copy = CopyEngine::TMA;
+        if (!validate(tma, w, t))
+          return tma;
+      }
       if (!validate(staged, w, t))
         return staged;
     }
@@ -828,7 +850,10 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "mma_sync: warp_m * warp_n / 32 <= 128 accumulators per thread",
       "mma_sync: shared bytes = stages * (block_m + block_n) * (block_k + 8) "
       "* 2 <= max_shared_per_block",
-      "copy = sync <=> stages == 1; copy = cp_async <=> stages >= 2",
+      "copy = sync <=> stages == 1; copy = cp_async or tma <=> stages >= 2",
+      "tma: wgmma only; A and B contiguous along K, K % 8 == 0 (16-byte row "
+      "pitch); one box of 64 x block_m (A) and 64 x block_n (B) per 64 of "
+      "block_k, 128-byte swizzle; + 16 * stages bytes of mbarriers",
       "cp_async: A and B contiguous along K, K % 8 == 0, and block_m * "
       "block_k / 8 and block_n * block_k / 8 multiples of 32 * num_warps",
       "ffma: copy = sync, stages 1 or 2; vector_width 1, or 4 when each "
@@ -864,7 +889,6 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "a multiple of 16 and <= 64; warp_m == block_m; vector_width = 1; "
       "min(block_m, M) * warp_n <= 64 accumulators per lane",
   });
-  j["not_implemented"] = json::array({"copy = tma"});
   j["default"] = toJSON(defaultSchedule(w, t));
   j["valid_points"] = validPoints(w, t).size();
   return j;
@@ -989,6 +1013,11 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
   if (j.contains("persistent") && j["persistent"] == true &&
       !j.contains("split_k"))
     s.splitK = 1;
+  // Switching to an instruction other than wgmma without naming the copy
+  // engine does not keep the base's TMA (wgmma only): cp.async instead.
+  if (j.contains("instruction") && j["instruction"] != "wgmma" &&
+      !j.contains("copy") && s.copy == CopyEngine::TMA)
+    s.copy = CopyEngine::CpAsync;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string &key = it.key();
     const json &v = it.value();

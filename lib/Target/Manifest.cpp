@@ -203,8 +203,27 @@ kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
       int64_t numKernelIO = launch.getNumKernelOperands();
       if (auto n = launch->getAttrOfType<IntegerAttr>("kopt.num_outputs"))
         numKernelIO = numKernelInputs + n.getInt();
-      json params = json::array(), launchArgs = json::array();
+      json params = json::array(), launchArgs = json::array(),
+           tensorMaps = json::array();
       for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
+        // A tensor map (copy = tma): the runtime encodes it from the
+        // parameter it names; launches do not bind it.
+        if (Operation *def = v.getDefiningOp())
+          if (auto map =
+                  def->getAttrOfType<DictionaryAttr>("kopt.tensor_map")) {
+            auto tensor = map.getAs<IntegerAttr>("tensor");
+            auto box = map.getAs<DenseI64ArrayAttr>("box");
+            auto swizzle = map.getAs<IntegerAttr>("swizzle");
+            if (!tensor || !box || !swizzle || tensor.getInt() < 0 ||
+                tensor.getInt() >= static_cast<int64_t>(params.size()))
+              return emitError(launch.getLoc(), "kernel operand #")
+                         << i << " is a malformed tensor map " << map,
+                     WalkResult::interrupt();
+            tensorMaps.push_back({{"tensor", params[tensor.getInt()]["name"]},
+                                  {"box", json(box.asArrayRef().vec())},
+                                  {"swizzle", swizzle.getInt()}});
+            continue;
+          }
         bool isInput = static_cast<int64_t>(i) < numKernelInputs;
         bool isWorkspace = static_cast<int64_t>(i) >= numKernelIO;
         std::string name = isWorkspace             ? "workspace"
@@ -227,6 +246,8 @@ kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
                  WalkResult::interrupt();
       }
       kernel["params"] = params;
+      if (!tensorMaps.empty())
+        kernel["tensor_maps"] = tensorMaps;
       FailureOr<std::array<int64_t, 3>> grid =
           dims(launch, launch.getGridSizeOperandValues(), "grid");
       FailureOr<std::array<int64_t, 3>> block =

@@ -61,3 +61,39 @@ func.func @persistent_mma_sync(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> 
   }
   return %0 : tensor<64x64xf16>
 }
+
+// -----
+
+func.func @tma_on_mma_sync(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/f16,f16->f16/ak,bk/sm_90a: copy = tma is implemented for wgmma (sm_90a) only, not mma_sync; use cp_async or sync}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> attributes {schedule = #kopt.schedule<instruction = mma_sync, copy = tma, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %1 = kopt.matmul %x, %y {transpose_b} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kopt.yield %1 : tensor<64x64xf16>
+  }
+  return %0 : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @tma_row_pitch(%a: tensor<64x60xbf16>, %b: tensor<64x60xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x60/bf16,bf16->bf16/ak,bk/sm_90a: TMA needs the operands' row pitch (K elements) to be a multiple of 16 bytes: K (60) must be a multiple of 8}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x60xbf16>, tensor<64x60xbf16>) -> tensor<64x64xbf16> attributes {schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 3, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x60xbf16>, %y: tensor<64x60xbf16>):
+    %1 = kopt.matmul %x, %y {transpose_b} : tensor<64x60xbf16>, tensor<64x60xbf16> -> tensor<64x64xbf16>
+    kopt.yield %1 : tensor<64x64xbf16>
+  }
+  return %0 : tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @tma_row_major_b(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/bf16,bf16->bf16/ak,bn/sm_90a: wgmma (K-major shared-memory tiles filled by tma) needs both operands contiguous along K; B is stored [K, N] (row-major)}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16> attributes {schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 3, split_k = 1, swizzle = 1, vector_width = 2, persistent = false>, source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x64xbf16>, %y: tensor<64x64xbf16>):
+    %1 = kopt.matmul %x, %y : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+    kopt.yield %1 : tensor<64x64xbf16>
+  }
+  return %0 : tensor<64x64xbf16>
+}

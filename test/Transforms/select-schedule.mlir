@@ -42,10 +42,10 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
   return %0, %2 : tensor<4096x4096xbf16>, tensor<16x4096xbf16>
 }
 
-// The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, four stages;
+// The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, four TMA stages;
 // decode (M = 16, N = 4096) 64 x 32 tiles of one warpgroup, K step 128, five stages.
 // DEFAULT:      kopt.kernel "matmul_0"
-// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 4, split_k = 1, swizzle = 8, vector_width = 8, persistent = false>
+// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 4, split_k = 1, swizzle = 8, vector_width = 8, persistent = false>
 // DEFAULT:      kopt.kernel "matmul_1"
 // DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false>
 // DEFAULT:      kopt.kernel "silu_0"
@@ -75,7 +75,6 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // SPACE:        "default": {
 // SPACE:        "domains": {
 // SPACE:        "kernel": "matmul_0",
-// SPACE:        "not_implemented": [
 // SPACE:        "selected": {
 // SPACE:        "valid_points": {{[1-9][0-9]*}},
 // SPACE:        "workload": {

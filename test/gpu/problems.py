@@ -97,6 +97,34 @@ def problems():
         (257, 264, 96, "f16", "f16", True,
          mma("cp_async", 128, 128, 32, 64, 32, 2, 1, 8)),
         (129, 136, 100, "bf16", "bf16", False, mma("sync", 64, 64, 32, 32, 32, 1, 1, 8)),
+        # TMA (copy = tma on wgmma): box copies through tensor maps, mbarrier
+        # ring; partial tiles and a K tail read as zeros, split-K with a last
+        # split whose K tiles lie past K, block_k 128, persistent grids (one
+        # with fewer K tiles than stages in flight), the staged epilogue.
+        (4096, 4096, 4096, "bf16", "bf16", True, {"copy": "tma", "vector_width": 8}),
+        (4097, 4088, 4096, "bf16", "bf16", True, {"copy": "tma", "vector_width": 8}),
+        (100, 1000, 4104, "f16", "f32", True, {"copy": "tma"}),
+        (33, 4096, 14336, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "split_k": 4}),
+        (64, 512, 776, "bf16", "f32", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 64,
+          "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 4,
+          "swizzle": 1, "vector_width": 2}),
+        (257, 264, 1000, "f16", "f16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 64,
+          "block_k": 128, "warp_m": 64, "warp_n": 64, "stages": 3, "split_k": 1,
+          "swizzle": 2, "vector_width": 8}),
+        (7, 4096, 4096, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 32,
+          "block_k": 128, "warp_m": 64, "warp_n": 32, "stages": 5, "split_k": 1,
+          "swizzle": 1, "vector_width": 2}),
+        (4097, 4095, 4096, "bf16", "f32", True, {"copy": "tma", "persistent": True}),
+        (2048, 2056, 520, "f16", "f16", True,
+         {"copy": "tma", "vector_width": 8, "persistent": True, "stages": 3}),
+        (300, 1000, 64, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 128,
+          "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
+          "swizzle": 4, "vector_width": 2, "persistent": True}),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
@@ -123,6 +151,7 @@ def problems():
         name = (f"matmul_{dt}_{rt}_{m}x{n}x{k}" + ("_tb" if tb else "") +
                 (f"_splitk{sched['split_k']}" if sched.get("split_k", 1) > 1 else "") +
                 ("_persistent" if sched.get("persistent") else "") +
+                ("_tma" if sched.get("copy") == "tma" else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
                  else "") +
                 ("_gemv" if sched.get("instruction") == "gemv" else "") +

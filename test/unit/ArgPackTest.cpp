@@ -63,3 +63,36 @@ TEST(ArgPack, NullPointer) {
   EXPECT_EQ(pack.error(),
             "kernel 'add_0': parameter 1 ('rhs') is a null pointer");
 }
+
+TEST(ArgPack, PacksTensorMapsAfterParams) {
+  KernelSpec k = addKernel();
+  k.tensorMaps = {{"rhs", {4}, 0}, {"lhs", {4}, 0}};
+  Expected<ArgPack> pack = ArgPack::create(k, {1, 2, 3}, {0x1000, 0x2000});
+  ASSERT_TRUE(pack.ok()) << pack.error();
+  ASSERT_EQ(pack->size(), 5u);
+  const uint64_t expected[] = {1, 2, 3, 0x1000, 0x2000};
+  for (size_t i = 0; i < 5; ++i) {
+    uint64_t v;
+    std::memcpy(&v, pack->data()[i], sizeof(v));
+    EXPECT_EQ(v, expected[i]);
+  }
+}
+
+TEST(ArgPack, TensorMapCountMismatch) {
+  KernelSpec k = addKernel();
+  k.tensorMaps = {{"lhs", {4}, 0}};
+  Expected<ArgPack> pack = ArgPack::create(k, {1, 2, 3});
+  ASSERT_FALSE(pack.ok());
+  EXPECT_EQ(pack.error(),
+            "kernel 'add_0' has 1 tensor maps, got 0 map addresses");
+  EXPECT_FALSE(ArgPack::create(addKernel(), {1, 2, 3}, {4}).ok());
+}
+
+TEST(ArgPack, NullTensorMap) {
+  KernelSpec k = addKernel();
+  k.tensorMaps = {{"lhs", {4}, 0}};
+  Expected<ArgPack> pack = ArgPack::create(k, {1, 2, 3}, {0});
+  ASSERT_FALSE(pack.ok());
+  EXPECT_EQ(pack.error(),
+            "kernel 'add_0': tensor map 0 ('lhs') is a null pointer");
+}

@@ -566,3 +566,293 @@ TEST(ManifestErrors, WorkspaceShape) {
   std::swap(doc["kernels"][0]["params"][2], doc["kernels"][0]["params"][3]);
   expectError(doc, "'workspace' must be the last parameter");
 }
+
+namespace {
+/// The valid manifest with TMA tensor maps on matmul_0 (a bf16 [128, 64], b
+/// bf16 [256, 64]).
+json withTensorMaps() {
+  json doc = valid();
+  doc["kernels"][0]["tensor_maps"] = json::parse(R"([
+    {"tensor": "a", "box": [64, 128], "swizzle": 128},
+    {"tensor": "b", "box": [32, 256], "swizzle": 64}
+  ])");
+  return doc;
+}
+/// withTensorMaps() with tensor_maps[index][field] = value.
+json withMapField(size_t index, const char *field, json value) {
+  json doc = withTensorMaps();
+  doc["kernels"][0]["tensor_maps"][index][field] = std::move(value);
+  return doc;
+}
+/// The valid manifest with a map on gelu_3's input of `shape` and `dtype`
+/// (the result gets the same shape).
+json withGeluMap(json shape, const char *dtype, json box) {
+  json doc = valid();
+  json &k = doc["kernels"][3];
+  k["params"][0]["shape"] = shape;
+  k["params"][0]["dtype"] = dtype;
+  k["params"][1]["shape"] = shape;
+  k["tensor_maps"] = json::array();
+  k["tensor_maps"].push_back(
+      {{"tensor", "input"}, {"box", box}, {"swizzle", 0}});
+  return doc;
+}
+} // namespace
+
+TEST(Manifest, ParsesTensorMaps) {
+  Expected<Manifest> m = parseManifest(withTensorMaps().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &mm = m->kernels[0];
+  ASSERT_EQ(mm.tensorMaps.size(), 2u);
+  EXPECT_EQ(mm.tensorMaps[0].tensor, "a");
+  EXPECT_EQ(mm.tensorMaps[0].box, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(mm.tensorMaps[0].swizzle, 128);
+  EXPECT_EQ(mm.tensorMaps[1].tensor, "b");
+  EXPECT_EQ(mm.tensorMaps[1].box, (std::vector<int64_t>{32, 256}));
+  EXPECT_EQ(mm.tensorMaps[1].swizzle, 64);
+  EXPECT_EQ(mm.params.size(), 3u);
+  EXPECT_EQ(mm.numLaunchParams(), 5u);
+  // Maps are not traffic of their own.
+  EXPECT_EQ(mm.totalParamBytes(), 128 * 64 * 2 + 256 * 64 * 2 + 128 * 256 * 4);
+  for (size_t i = 1; i < m->kernels.size(); ++i) {
+    EXPECT_TRUE(m->kernels[i].tensorMaps.empty());
+    EXPECT_EQ(m->kernels[i].numLaunchParams(), m->kernels[i].params.size());
+  }
+  // Launches still bind only the params.
+  EXPECT_EQ(m->functions[0].launches[0].args.size(), 3u);
+
+  // Absent and [] are the same: no maps.
+  json empty = valid();
+  empty["kernels"][0]["tensor_maps"] = json::array();
+  Expected<Manifest> e = parseManifest(empty.dump(), "t.json");
+  ASSERT_TRUE(e.ok()) << e.error();
+  EXPECT_TRUE(e->kernels[0].tensorMaps.empty());
+  Expected<Manifest> none = parseManifest(kValid, "t.json");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->kernels[0].tensorMaps.empty());
+
+  // Limits that are allowed: box 256, swizzle 0 with a 512-byte inner row,
+  // swizzle 32 with exactly 32 bytes, a map of a split-K matmul.
+  for (json doc :
+       {withMapField(1, "box", {256, 256}), withMapField(0, "box", {16, 1})}) {
+    doc["kernels"][0]["tensor_maps"][1]["swizzle"] = 0;
+    Expected<Manifest> ok = parseManifest(doc.dump(), "t.json");
+    EXPECT_TRUE(ok.ok()) << ok.error();
+  }
+  json doc = withMapField(0, "swizzle", 32);
+  doc["kernels"][0]["tensor_maps"][0]["box"] = {16, 8};
+  Expected<Manifest> ok = parseManifest(doc.dump(), "t.json");
+  EXPECT_TRUE(ok.ok()) << ok.error();
+  doc = withWorkspace();
+  doc["kernels"][0]["tensor_maps"] =
+      withTensorMaps()["kernels"][0]["tensor_maps"];
+  ok = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  EXPECT_EQ(ok->kernels[0].numLaunchParams(), 6u);
+}
+
+TEST(Manifest, TensorMapExampleParses) {
+  // The example of docs/manifest.md (tensor_maps), kept in test/unit/Inputs.
+  Expected<Manifest> m =
+      loadManifest(std::string(KOPT_TEST_INPUTS) + "/tma-matmul.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  ASSERT_EQ(m->kernels.size(), 1u);
+  ASSERT_EQ(m->kernels[0].tensorMaps.size(), 2u);
+  EXPECT_EQ(m->kernels[0].tensorMaps[1].box, (std::vector<int64_t>{64, 256}));
+}
+
+TEST(Manifest, TensorMapGeometry) {
+  Expected<Manifest> m = parseManifest(withTensorMaps().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &mm = m->kernels[0];
+  Expected<TensorMapGeometry> a = tensorMapGeometry(mm, 0);
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_EQ(a->paramIndex, 0u);
+  EXPECT_EQ(a->dtype, DType::BF16);
+  EXPECT_EQ(a->globalDim, (std::vector<uint64_t>{64, 128})); // shape reversed
+  EXPECT_EQ(a->globalStrides, (std::vector<uint64_t>{128})); // 64 x 2 bytes
+  EXPECT_EQ(a->box, (std::vector<uint32_t>{64, 128}));
+  EXPECT_EQ(a->swizzle, 128);
+  Expected<TensorMapGeometry> b = tensorMapGeometry(mm, 1);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(b->paramIndex, 1u);
+  EXPECT_EQ(b->globalDim, (std::vector<uint64_t>{64, 256}));
+  EXPECT_EQ(b->swizzle, 64);
+  Expected<TensorMapGeometry> none = tensorMapGeometry(mm, 2);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error(),
+            "kernel 'matmul_0' has 2 tensor maps, no tensor map 2");
+
+  // Rank 3, f32, and rank 1 (no strides); by hand.
+  KernelSpec k;
+  k.name = "k";
+  k.params = {{"x", Role::Input, DType::F32, {3, 5, 8}},
+              {"y", Role::Input, DType::F16, {24}},
+              {"result", Role::Output, DType::F32, {8}}};
+  k.tensorMaps = {{"x", {4, 5, 1}, 0}, {"y", {8}, 32}};
+  ASSERT_TRUE(validateTensorMaps(k, "k").ok());
+  Expected<TensorMapGeometry> x = tensorMapGeometry(k, 0);
+  ASSERT_TRUE(x.ok()) << x.error();
+  EXPECT_EQ(x->dtype, DType::F32);
+  EXPECT_EQ(x->globalDim, (std::vector<uint64_t>{8, 5, 3}));
+  EXPECT_EQ(x->globalStrides, (std::vector<uint64_t>{32, 160}));
+  EXPECT_EQ(x->box, (std::vector<uint32_t>{4, 5, 1}));
+  Expected<TensorMapGeometry> y = tensorMapGeometry(k, 1);
+  ASSERT_TRUE(y.ok()) << y.error();
+  EXPECT_EQ(y->paramIndex, 1u);
+  EXPECT_EQ(y->dtype, DType::F16);
+  EXPECT_EQ(y->globalDim, (std::vector<uint64_t>{24}));
+  EXPECT_TRUE(y->globalStrides.empty());
+  // Hand-built shapes the parser would reject never overflow.
+  KernelSpec huge = k;
+  huge.params[0].shape = {2, int64_t(1) << 32, int64_t(1) << 32};
+  Expected<TensorMapGeometry> h = tensorMapGeometry(huge, 0);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().find("the byte stride of dimension 0 overflows 64 bits"),
+            std::string::npos)
+      << h.error();
+  huge.params[0].shape = {3, 0, 8};
+  h = tensorMapGeometry(huge, 0);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().find("dimension 1 is 0, not positive"), std::string::npos)
+      << h.error();
+  // A bad map, named from the kernel.
+  k.tensorMaps[1].swizzle = 16;
+  Expected<TensorMapGeometry> bad = tensorMapGeometry(k, 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "kernel 'k': tensor_maps[1].swizzle: 16 is not a "
+                         "swizzle span (expected 0, 32, 64 or 128 bytes)");
+}
+
+TEST(ManifestErrors, TensorMapTypes) {
+  const std::string at = "kernels[0] (matmul_0).tensor_maps";
+  json doc = valid();
+  doc["kernels"][0]["tensor_maps"] = json::object();
+  expectError(doc, at + ": must be an array, got an object");
+  doc = withTensorMaps();
+  doc["kernels"][0]["tensor_maps"][1] = "b";
+  expectError(doc, at + "[1]: must be an object, got a string");
+  for (const char *field : {"tensor", "box", "swizzle"}) {
+    doc = withTensorMaps();
+    doc["kernels"][0]["tensor_maps"][1].erase(field);
+    expectError(doc, at + "[1]." + field + ": missing field");
+  }
+  expectError(withMapField(0, "tensor", 0),
+              at + "[0].tensor: must be a string, got an integer");
+  expectError(withMapField(0, "box", 64),
+              at + "[0].box: must be an array, got an integer");
+  expectError(withMapField(0, "box", {64, 1.5}),
+              at + "[0].box[1]: must be an integer, got a number");
+  expectError(withMapField(0, "swizzle", "128B"),
+              at + "[0].swizzle: must be an integer, got a string");
+}
+
+TEST(ManifestErrors, TensorMapTensor) {
+  const std::string at = "kernels[0] (matmul_0).tensor_maps";
+  expectError(withMapField(1, "tensor", "c"),
+              at + "[1].tensor: no parameter named 'c' (the kernel's "
+                   "parameters are a, b, result)");
+  expectError(withMapField(0, "tensor", "result"),
+              at + "[0].tensor: parameter 'result' has role 'output'; a "
+                   "tensor map reads an input parameter");
+  json doc = withWorkspace();
+  doc["kernels"][0]["tensor_maps"] = json::array();
+  doc["kernels"][0]["tensor_maps"].push_back(
+      {{"tensor", "workspace"}, {"box", {4}}, {"swizzle", 0}});
+  expectError(doc, at + "[0].tensor: parameter 'workspace' has role "
+                        "'workspace'; a tensor map reads an input parameter");
+  // Rank 1 to 5.
+  const std::string gelu = "kernels[3] (gelu_3).tensor_maps[0].tensor: ";
+  expectError(withGeluMap(json::array(), "f16", json::array()),
+              gelu + "'input' (f16 []) has rank 0; a tensor map needs rank 1 "
+                     "to 5");
+  expectError(withGeluMap({1, 1, 1, 1, 1, 8}, "f16", {8, 1, 1, 1, 1, 1}),
+              gelu + "'input' (f16 [1, 1, 1, 1, 1, 8]) has rank 6; a tensor "
+                     "map needs rank 1 to 5");
+  Expected<Manifest> five = parseManifest(
+      withGeluMap({1, 1, 1, 1, 8}, "f16", {8, 1, 1, 1, 1}).dump(), "t.json");
+  EXPECT_TRUE(five.ok()) << five.error();
+}
+
+TEST(ManifestErrors, TensorMapBox) {
+  const std::string at = "kernels[0] (matmul_0).tensor_maps";
+  expectError(withMapField(0, "box", {64}),
+              at + "[0].box: has 1 entries, but 'a' (bf16 [128, 64]) has rank "
+                   "2 (one box size per dimension, innermost first)");
+  expectError(withMapField(0, "box", {64, 128, 1}), at + "[0].box: has 3");
+  // The spec's example message.
+  json doc = withMapField(1, "box", {512, 256});
+  doc["kernels"][0]["tensor_maps"][1]["swizzle"] = 0;
+  expectError(doc, at + "[1].box[0]: 512 is out of range (1 to 256)");
+  expectError(withMapField(0, "box", {64, 0}),
+              at + "[0].box[1]: 0 is out of range (1 to 256)");
+  expectError(withMapField(0, "box", {64, -3}),
+              at + "[0].box[1]: -3 is out of range (1 to 256)");
+  expectError(withMapField(0, "box", {64, 257}),
+              at + "[0].box[1]: 257 is out of range (1 to 256)");
+  // The inner row: a multiple of 16 bytes, within the swizzle span.
+  doc = withMapField(0, "box", {4, 128});
+  doc["kernels"][0]["tensor_maps"][0]["swizzle"] = 0;
+  expectError(doc, at + "[0].box[0]: 4 x 2 bytes (bf16) = 8 bytes is not a "
+                        "multiple of 16 bytes");
+  expectError(withMapField(0, "box", {128, 128}),
+              at + "[0].box[0]: 128 x 2 bytes (bf16) = 256 bytes exceed the "
+                   "128-byte swizzle span");
+  expectError(withMapField(1, "box", {64, 256}),
+              at + "[1].box[0]: 64 x 2 bytes (bf16) = 128 bytes exceed the "
+                   "64-byte swizzle span");
+  doc = withMapField(0, "swizzle", 32);
+  expectError(doc, at + "[0].box[0]: 64 x 2 bytes (bf16) = 128 bytes exceed "
+                        "the 32-byte swizzle span");
+  // f32: 4 bytes an element.
+  expectError(withGeluMap({8}, "f32", {2}),
+              "kernels[3] (gelu_3).tensor_maps[0].box[0]: 2 x 4 bytes (f32) = "
+              "8 bytes is not a multiple of 16 bytes");
+}
+
+TEST(ManifestErrors, TensorMapSwizzle) {
+  const std::string at = "kernels[0] (matmul_0).tensor_maps[0].swizzle: ";
+  for (int64_t s :
+       {int64_t(48), int64_t(16), int64_t(256), int64_t(-32), int64_t(1) << 40})
+    expectError(withMapField(0, "swizzle", s),
+                at + std::to_string(s) +
+                    " is not a swizzle span (expected 0, 32, 64 or 128 "
+                    "bytes)");
+}
+
+TEST(ManifestErrors, TensorMapStrides) {
+  // a [128, 60] bf16: rows of 120 bytes, not a multiple of 16.
+  json doc = withTensorMaps();
+  doc["kernels"][0]["params"][0]["shape"] = {128, 60};
+  doc["kernels"][0]["params"][1]["shape"] = {256, 60};
+  doc["kernels"][0]["tensor_maps"][0]["box"] = {8, 128};
+  expectError(doc, "kernels[0] (matmul_0).tensor_maps[0].tensor: 'a' (bf16 "
+                   "[128, 60]): the byte stride of dimension 0 is 120, not a "
+                   "multiple of 16");
+  // Rank 3: dense row-major, so only the innermost stride can be off.
+  expectError(withGeluMap({2, 3, 12}, "f16", {8, 1, 1}),
+              "kernels[3] (gelu_3).tensor_maps[0].tensor: 'input' (f16 [2, 3, "
+              "12]): the byte stride of dimension 1 is 24, not a multiple of "
+              "16");
+  for (const char *dtype : {"f16", "f32"}) {
+    Expected<Manifest> ok = parseManifest(
+        withGeluMap({2, 3, 8}, dtype, {8, 1, 1}).dump(), "t.json");
+    EXPECT_TRUE(ok.ok()) << ok.error();
+  }
+  // Below 2^40 bytes.
+  expectError(withGeluMap({2, 1 << 20, 1 << 20}, "f32", {4, 1, 1}),
+              "'input' (f32 [2, 1048576, 1048576]): the byte stride of "
+              "dimension 0 is 4398046511104, not below 2^40");
+  // And dimensions of at most 2^32 elements.
+  expectError(withGeluMap({int64_t(1) << 33}, "f16", {8}),
+              "'input' (f16 [8589934592]): dimension 0 is 8589934592, above "
+              "the tensor-map limit of 2^32");
+}
+
+TEST(ManifestErrors, TensorMapsAreNotLaunchArgs) {
+  json doc = withTensorMaps();
+  doc["functions"][0]["launches"][0]["args"].push_back({{"arg", 0}});
+  doc["functions"][0]["launches"][0]["args"].push_back({{"arg", 1}});
+  expectError(doc, "launches[0].args: kernel 'matmul_0' takes 3 parameters, "
+                   "the launch passes 5");
+}

@@ -48,8 +48,73 @@ TEST(Schedule, DefaultPicksTheInstructionByDtype) {
   MatmulWorkload rowMajorB = linear(4096, 4096, 4096);
   rowMajorB.bKContiguous = false;
   EXPECT_EQ(defaultSchedule(rowMajorB, h200()).copy, CopyEngine::Sync);
+  // The prefill tile loads through TMA, decode tiles through cp.async.
   EXPECT_EQ(defaultSchedule(linear(4096, 4096, 4096), h200()).copy,
+            CopyEngine::TMA);
+  EXPECT_EQ(defaultSchedule(linear(16, 4096, 4096), h200()).copy,
             CopyEngine::CpAsync);
+  // f32 C keeps the register epilogue, and cp.async.
+  MatmulWorkload f32c = linear(4096, 4096, 4096);
+  f32c.c = DType::F32;
+  EXPECT_EQ(defaultSchedule(f32c, h200()).copy, CopyEngine::CpAsync);
+}
+
+TEST(Schedule, Tma) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s = defaultSchedule(w, h200());
+  ASSERT_EQ(s.copy, CopyEngine::TMA);
+  ASSERT_EQ(s.instruction, Instruction::Wgmma);
+  // A full and an empty mbarrier per stage after the stages.
+  EXPECT_EQ(barrierSharedBytes(s), 4 * 2 * 8);
+  EXPECT_EQ(sharedBytes(s, w), 196608 + 64);
+  MatmulSchedule c = s;
+  c.copy = CopyEngine::CpAsync;
+  EXPECT_EQ(barrierSharedBytes(c), 0);
+  EXPECT_EQ(sharedBytes(c, w), 196608);
+  auto reason = [&](MatmulSchedule t, const MatmulWorkload &wl) {
+    std::optional<std::string> r = validate(t, wl, h200());
+    return r ? *r : std::string("valid");
+  };
+  // TMA needs no per-thread chunk split: two warpgroups of 64 x 16 with
+  // block_k 64 have 128 16-byte chunks of B, not a multiple of 256 threads.
+  MatmulSchedule small = s;
+  small.blockM = 128, small.blockN = 16, small.warpM = 64, small.warpN = 16;
+  small.vectorWidth = 2;
+  EXPECT_EQ(reason(small, w), "valid");
+  small.copy = CopyEngine::CpAsync;
+  EXPECT_NE(reason(small, w).find("not a multiple of the 256 threads"),
+            std::string::npos);
+  // Not for other instructions, K-contiguous operands, 16-byte row pitch.
+  MatmulSchedule mma = s;
+  mma.instruction = Instruction::MmaSync;
+  EXPECT_NE(reason(mma, w).find("copy = tma is implemented for wgmma"),
+            std::string::npos);
+  MatmulWorkload rowMajorB = w;
+  rowMajorB.bKContiguous = false;
+  EXPECT_NE(reason(s, rowMajorB)
+                .find("filled by tma) needs both operands "
+                      "contiguous along K"),
+            std::string::npos);
+  EXPECT_NE(reason(s, linear(4096, 4096, 4092)).find("multiple of 16 bytes"),
+            std::string::npos);
+  MatmulSchedule one = s;
+  one.stages = 1;
+  EXPECT_NE(reason(one, w).find("stages >= 2"), std::string::npos);
+  // The shared-memory reason names the mbarriers.
+  MatmulSchedule big = s;
+  big.stages = 5;
+  EXPECT_NE(reason(big, w).find("(+ 80 bytes of mbarriers)"),
+            std::string::npos);
+  // A partial schedule switching to mma_sync does not keep TMA.
+  std::string error;
+  std::optional<MatmulSchedule> m =
+      fromJSON(json{{"instruction", "mma_sync"}}, s, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->copy, CopyEngine::CpAsync);
+  std::optional<MatmulSchedule> kept =
+      fromJSON(json{{"instruction", "mma_sync"}, {"copy", "tma"}}, s, error);
+  ASSERT_TRUE(kept) << error;
+  EXPECT_EQ(kept->copy, CopyEngine::TMA);
 }
 
 TEST(Schedule, ValidateNamesTheReason) {
@@ -65,7 +130,7 @@ TEST(Schedule, ValidateNamesTheReason) {
   };
   EXPECT_NE(reason([](MatmulSchedule &t) {
               t.copy = CopyEngine::TMA;
-            }).find("not implemented"),
+            }).find("copy = tma is implemented for wgmma (sm_90a) only"),
             std::string::npos);
   EXPECT_NE(reason([](MatmulSchedule &t) {
               t.instruction = Instruction::Wgmma;

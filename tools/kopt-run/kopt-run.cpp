@@ -8,7 +8,9 @@
 // launch, a check against an independent reference (CPU float64, or cuBLAS
 // for matmul), then timing with CUDA events: warm-up launches, then per run an
 // L2 flush (cuMemsetD8Async over 256 MiB), start event, launch, end event.
-// Prints one JSON document (see docs/runtime.md for the fields).
+// A kernel with TMA tensor maps gets them encoded for its buffers once, before
+// the first launch. Prints one JSON document (see docs/runtime.md for the
+// fields).
 //
 // Exit code: 0 when every check passed (or --no-check), 1 when a check
 // failed, 2 on usage, manifest or CUDA errors ("kopt-run: error: ..." on
@@ -309,6 +311,15 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
                       {"shape", shapeJson(p.shape)},
                       {"bytes", p.numBytes()}});
   out["params"] = params;
+  if (!kernel.tensorMaps.empty()) {
+    // TMA: one CUtensorMap parameter per entry, after the params.
+    ojson maps = ojson::array();
+    for (const TensorMapSpec &m : kernel.tensorMaps)
+      maps.push_back({{"tensor", m.tensor},
+                      {"box", shapeJson(m.box)},
+                      {"swizzle", m.swizzle}});
+    out["tensor_maps"] = maps;
+  }
   out["grid"] = dimsJson(kernel.grid);
   out["block"] = dimsJson(kernel.block);
   out["dynamic_shared_bytes"] = kernel.dynamicSharedBytes;
@@ -358,7 +369,10 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   // Inputs copied and outputs poisoned before the launch.
   KOPT_RETURN_IF_ERROR(ctx.synchronizeContext());
 
-  Expected<ArgPack> pack = ArgPack::create(kernel, pointers);
+  // The parameters, then the kernel's tensor maps (encoded for these
+  // buffers once: every launch below reuses them).
+  TensorMaps maps;
+  Expected<ArgPack> pack = ctx.packArgs(kernel, pointers, maps);
   if (!pack.ok())
     return pack.status();
 

@@ -2,7 +2,8 @@
 //
 // Builds the `void **kernelParams` array that cuLaunchKernel takes, from a
 // kernel's parameter list (docs/manifest.md: every parameter is one `.u64`
-// device pointer) and the device pointers to pass. Pure C++: no CUDA.
+// device pointer, and each tensor map one more `.u64` after them) and the
+// device pointers to pass. Pure C++: no CUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,10 +23,13 @@ namespace kopt::rt {
 /// is moved: the storage moves with it). Not copyable.
 class ArgPack {
 public:
-  /// Packs `pointers[i]` as the kernel's i-th parameter. Fails (naming the
-  /// kernel) when the counts differ or a pointer is null.
+  /// Packs `pointers[i]` as the kernel's i-th parameter and, after them,
+  /// `tensorMaps[j]` (the device address of the CUtensorMap of
+  /// `kernel.tensorMaps[j]`; see TensorMaps in Runtime.h). Fails (naming the
+  /// kernel) when a count differs from the kernel's or a pointer is null.
   static Expected<ArgPack> create(const KernelSpec &kernel,
-                                  const std::vector<uint64_t> &pointers);
+                                  const std::vector<uint64_t> &pointers,
+                                  const std::vector<uint64_t> &tensorMaps = {});
 
   ArgPack(ArgPack &&) = default;
   ArgPack &operator=(ArgPack &&) = default;
@@ -33,7 +37,7 @@ public:
   ArgPack &operator=(const ArgPack &) = delete;
 
   /// The array to pass as cuLaunchKernel's `kernelParams`: entry i points at
-  /// the 8-byte value of parameter i.
+  /// the 8-byte value of parameter i (the tensor maps' after the params).
   void **data() { return slots.data(); }
   size_t size() const { return slots.size(); }
   /// The value of parameter i.

@@ -10,6 +10,9 @@
 // a failure whose message names the file and the field, e.g.
 //   "out/softmax.json: kernels[0].params[1].dtype: unknown dtype 'f64'
 //    (expected f32, f16 or bf16)".
+// The same holds for the optional `tensor_maps` of a kernel (TMA), e.g.
+//   "out/mm.json: kernels[0] (mm_0).tensor_maps[1].box[0]: 512 is out of
+//    range (1 to 256)".
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,6 +122,38 @@ struct OpAttrs {
   bool transpose = false;                                  // pack
 };
 
+/// A TMA tensor map the kernel reads (docs/manifest.md,
+/// `kernels[].tensor_maps`): a CUtensorMap over the device buffer bound to the
+/// input parameter `tensor`, passed as one extra `.u64` parameter (the device
+/// address of the 128-byte map) after `params`.
+struct TensorMapSpec {
+  /// The name of one of the kernel's input parameters.
+  std::string tensor;
+  /// Box size per dimension, innermost first; one entry per dimension of the
+  /// tensor, each 1 to 256.
+  std::vector<int64_t> box;
+  /// Shared-memory swizzle span in bytes: 0 (none), 32, 64 or 128.
+  int swizzle = 0;
+};
+
+/// The most dimensions a tensor map has (cuTensorMapEncodeTiled).
+inline constexpr size_t kMaxTensorMapRank = 5;
+
+/// What cuTensorMapEncodeTiled gets for one tensor map, derived from the map
+/// and its tensor's parameter: every array is innermost dimension first.
+struct TensorMapGeometry {
+  /// Index of the map's tensor in the kernel's `params`.
+  size_t paramIndex = 0;
+  DType dtype = DType::F32;
+  /// The tensor's shape reversed (rank entries).
+  std::vector<uint64_t> globalDim;
+  /// Dense row-major byte strides of dimensions 1 .. rank-1 (rank-1 entries).
+  std::vector<uint64_t> globalStrides;
+  std::vector<uint32_t> box;
+  /// 0, 32, 64 or 128 bytes.
+  int swizzle = 0;
+};
+
 /// One `.entry` of the PTX.
 struct KernelSpec {
   std::string name;
@@ -129,6 +164,9 @@ struct KernelSpec {
   std::string attrsJson = "{}";
   /// Parameters in PTX order; every one is a `.u64` device pointer.
   std::vector<TensorSpec> params;
+  /// TMA tensor maps, in the order of their `.u64` parameters, which follow
+  /// `params` in PTX order (empty for kernels without TMA).
+  std::vector<TensorMapSpec> tensorMaps;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   /// Bytes of dynamic shared memory to pass at launch.
@@ -136,6 +174,8 @@ struct KernelSpec {
 
   /// The parameter called `name`, or null.
   const TensorSpec *findParam(std::string_view paramName) const;
+  /// Number of `.u64` kernel parameters: `params`, then one per tensor map.
+  size_t numLaunchParams() const { return params.size() + tensorMaps.size(); }
   /// Sum of the byte sizes of the input and output parameters (workspaces
   /// are not counted: the kernel touches only part of them).
   int64_t totalParamBytes() const;
@@ -189,6 +229,22 @@ struct Manifest {
   /// The kernel called `name`, or null.
   const KernelSpec *findKernel(std::string_view kernelName) const;
 };
+
+/// Checks `kernel`'s tensor maps against its parameters (docs/manifest.md,
+/// `tensor_maps`: the tensor names an input parameter of rank 1 to 5, a box
+/// of the same rank with entries 1 to 256 whose innermost row is a multiple
+/// of 16 bytes and fits the swizzle span, a swizzle of 0, 32, 64 or 128, byte
+/// strides that are multiples of 16 below 2^40). parseManifest calls this for
+/// every kernel; `where` prefixes the error message (e.g. "f.json:
+/// kernels[2] (mm_0)"), which names the field, e.g. "...tensor_maps[1].box[0]:
+/// 512 is out of range (1 to 256)".
+Status validateTensorMaps(const KernelSpec &kernel, const std::string &where);
+
+/// The cuTensorMapEncodeTiled arguments of `kernel.tensorMaps[mapIndex]`
+/// (dtype, dimensions and strides of its tensor, box, swizzle). Fails, naming
+/// the kernel and the tensor, on a map that validateTensorMaps rejects.
+Expected<TensorMapGeometry> tensorMapGeometry(const KernelSpec &kernel,
+                                              size_t mapIndex);
 
 /// Parses manifest text. `sourceName` prefixes every error message;
 /// `baseDir` is the folder the `ptx` field is relative to (may be empty).

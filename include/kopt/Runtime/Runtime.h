@@ -20,6 +20,7 @@
 #ifndef KOPT_RUNTIME_RUNTIME_H
 #define KOPT_RUNTIME_RUNTIME_H
 
+#include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Error.h"
 #include "kopt/Runtime/Manifest.h"
 
@@ -99,6 +100,56 @@ private:
   int64_t bytes = 0;
 };
 
+/// Bytes of a CUtensorMap, and the alignment the driver and the kernel need.
+inline constexpr int64_t kTensorMapBytes = 128;
+inline constexpr int64_t kTensorMapAlignment = 64;
+
+/// The device-side CUtensorMaps of one kernel's `tensor_maps`
+/// (docs/manifest.md): one 128-byte device buffer per map (cuMemAlloc, so
+/// 256-byte aligned). bind() encodes each map with cuTensorMapEncodeTiled from
+/// the device address bound to its tensor and copies it into its buffer, but
+/// only when the encoding changed since the last bind, i.e. in practice when
+/// the tensor's address changed: launches that reuse the same buffers copy
+/// nothing. Pass addresses() to ArgPack::create (CudaContext::packArgs does
+/// both). Move-only; frees its buffers when destroyed, so it must outlive the
+/// launches that read them. Use it with one CudaContext.
+class TensorMaps {
+public:
+  TensorMaps() = default;
+  TensorMaps(TensorMaps &&) = default;
+  TensorMaps &operator=(TensorMaps &&) = default;
+  TensorMaps(const TensorMaps &) = delete;
+  TensorMaps &operator=(const TensorMaps &) = delete;
+
+  /// Makes the maps describe `pointers`, the device pointers of `kernel`'s
+  /// parameters in order: allocates the buffers on first use, and encodes and
+  /// copies each map whose encoding changed (after waiting for the context's
+  /// work, since an earlier launch may still read the old map). Fails, naming
+  /// the kernel and the tensor, on an address that is not 16-byte aligned, a
+  /// map the manifest rules reject, or a CUDA error (with its CUresult name).
+  /// The copies are synchronous, on the legacy default stream like
+  /// copyToDevice: launch on a stream from createStream, which is ordered with
+  /// it. For a kernel without tensor maps, bind() holds no maps.
+  Status bind(CudaContext &ctx, const KernelSpec &kernel,
+              const std::vector<DevicePtr> &pointers);
+  /// The maps' device addresses, in `tensor_maps` order (empty before bind).
+  const std::vector<DevicePtr> &addresses() const { return mapAddresses; }
+  /// How many maps were encoded and copied to the device so far.
+  int64_t uploads() const { return uploadCount; }
+
+private:
+  struct Map {
+    DeviceBuffer buffer;
+    /// What the buffer holds: the encoding of `geometry` at `tensor`.
+    bool encoded = false;
+    DevicePtr tensor = 0;
+    TensorMapGeometry geometry;
+  };
+  std::vector<Map> maps;
+  std::vector<DevicePtr> mapAddresses;
+  int64_t uploadCount = 0;
+};
+
 /// One device's primary context, a module cache and thin checked wrappers.
 class CudaContext {
 public:
@@ -153,13 +204,23 @@ public:
   /// the next synchronize.
   Status launch(Function function, const KernelSpec &kernel, void **args,
                 Stream stream);
+  /// The kernelParams of `kernel` for `pointers` (one per parameter, in
+  /// order): binds `maps` to them (TensorMaps::bind; nothing for a kernel
+  /// without tensor maps) and packs the pointers, then the maps' addresses.
+  /// The pack and `maps` must outlive the launches that use them.
+  Expected<ArgPack> packArgs(const KernelSpec &kernel,
+                             const std::vector<DevicePtr> &pointers,
+                             TensorMaps &maps);
   /// Looks up `kernel` in the manifest's PTX, packs `pointers` (one per
-  /// parameter, in order) and launches on `stream`.
+  /// parameter, in order) and launches on `stream`. A kernel's tensor maps
+  /// are kept by the context (one set per function, freed with the context)
+  /// and re-encoded only when the addresses bound to their tensors change.
   Status launchKernel(const Manifest &manifest, const KernelSpec &kernel,
                       const std::vector<DevicePtr> &pointers, Stream stream);
   /// Runs every launch of `function` in order on `stream`: `args` are the
   /// device pointers of its arguments; its intermediate buffers are allocated
-  /// here and freed after the stream is synchronized.
+  /// here and freed after the stream is synchronized. Tensor maps as in
+  /// launchKernel.
   Status runFunction(const Manifest &manifest, const FunctionSpec &function,
                      const std::vector<DevicePtr> &args, Stream stream);
 
@@ -177,6 +238,8 @@ private:
   std::map<std::string, Module> modules;
   /// Dynamic shared memory limit already set per function, bytes.
   std::map<Function, uint32_t> sharedLimit;
+  /// The tensor maps of launchKernel, per function.
+  std::map<Function, TensorMaps> launchMaps;
 };
 
 /// cuBLAS, opened with dlopen ("libcublas.so.13", then "libcublas.so", then

@@ -52,8 +52,10 @@ enum class CopyEngine {
   Sync,
   /// cp.async 16-byte copies with commit/wait groups (sm_80+).
   CpAsync,
-  /// Tensor Memory Accelerator with mbarriers (sm_90). Not implemented yet:
-  /// rejected.
+  /// Tensor Memory Accelerator (sm_90a, wgmma only): one thread issues
+  /// cp.async.bulk.tensor box copies through tensor maps the runtime encodes
+  /// (docs/manifest.md, tensor_maps); "full" and "empty" mbarriers per stage
+  /// guard the ring.
   TMA,
 };
 
@@ -157,10 +159,14 @@ int64_t epilogueRowPitch(const MatmulSchedule &s, const MatmulWorkload &w);
 /// epilogueRowPitch; 0 without staging.
 int64_t epilogueSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
 
+/// Shared memory of the mbarriers of a TMA ring, bytes: a "full" and an
+/// "empty" 8-byte mbarrier per stage (copy = tma), else 0.
+int64_t barrierSharedBytes(const MatmulSchedule &s);
+
 /// Shared memory the schedule allocates, bytes: the stages, or the staged
 /// epilogue tile if larger (it reuses the stages once the K loop is done);
 /// with a persistent grid the tile follows the stages (the next tile's
-/// copies are in flight during the epilogue).
+/// copies are in flight during the epilogue); then barrierSharedBytes.
 int64_t sharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
 
 /// Blocks launched: ceil(M / block_m) * ceil(N / block_n) * split_k.
@@ -210,7 +216,9 @@ nlohmann::json toJSON(const MatmulSchedule &s);
 
 /// Reads a schedule from JSON. Keys missing from `j` keep the value of `base`
 /// (a partial schedule adjusts the default), except that `"persistent": true`
-/// without `split_k` sets split_k to 1 (persistent grids take no split). An
+/// without `split_k` sets split_k to 1 (persistent grids take no split), and
+/// an `instruction` other than wgmma without `copy` turns a base's TMA into
+/// cp_async (TMA is implemented for wgmma only). An
 /// unknown key, a value of the wrong type or out of its domain, or a
 /// `num_warps` that disagrees with the warp grid is an error: the message names
 /// the key. Returns the error text in `error` and nullopt on failure.

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <array>
+#include <vector>
 
 namespace kopt {
 
@@ -38,6 +39,17 @@ enum class KernelClass { Elementwise, Row, Matmul, Pack };
 
 /// Name of a kernel class as the launch manifest writes it.
 llvm::StringRef stringifyKernelClass(KernelClass c);
+
+/// A TMA tensor map a kernel takes as an i64 parameter (the global address
+/// of a 128-byte CUtensorMap the runtime encodes; docs/manifest.md,
+/// tensor_maps): of the kernel's `tensor`-th parameter (a dense row-major
+/// array), a box of `box` elements (innermost dimension first), with a
+/// `swizzleBytes`-byte swizzle (0, 32, 64 or 128).
+struct TensorMapParam {
+  unsigned tensor = 0;
+  llvm::SmallVector<int64_t, 2> box;
+  int64_t swizzleBytes = 0;
+};
 
 /// Launch dimensions of a built kernel.
 struct LaunchConfig {
@@ -47,6 +59,9 @@ struct LaunchConfig {
   /// f32 elements of a workspace the kernel takes as its last parameter
   /// (split-K matmuls), zero before the kernel's first launch; 0: none.
   int64_t workspaceElements = 0;
+  /// Tensor maps the kernel takes as its last parameters (after the
+  /// workspace), in order.
+  std::vector<TensorMapParam> tensorMaps;
 };
 
 /// Classifies the body of `kernel`; emits an error at the offending op and

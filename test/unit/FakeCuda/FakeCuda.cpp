@@ -7,17 +7,26 @@
 // clock. "PTX" is not compiled: a module whose text contains "SYNTAX ERROR"
 // fails to load with a ptxas-like error log, any other module offers the
 // fake kernels below, whose shapes match test/unit/Inputs/fake/*.json.
+// cuMemAlloc aligns to 256 bytes like the real driver and fills new memory
+// with 0xA5 bytes (it is not zeroed). cuTensorMapEncodeTiled checks its
+// arguments against the driver's rules, records them and writes a readable
+// encoding into the map (FakeCudaHooks.h); the fake TMA kernels read their
+// operands through it. Tests read the records through the koptFake*
+// functions at the end.
 //
 // Only for tests; it implements just what kopt's runtime calls.
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeCudaHooks.h"
 #include "kopt/Runtime/Float16.h"
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -32,6 +41,9 @@ namespace {
 
 bool initialized = false;
 std::map<CUdeviceptr, size_t> allocations;
+std::vector<KoptFakeEncodeCall> encodeCalls;
+size_t memcpyHtoDCount = 0;
+std::vector<uint64_t> lastLaunch;
 
 /// Is [ptr, ptr + bytes) inside one allocation?
 bool valid(CUdeviceptr ptr, size_t bytes) {
@@ -50,6 +62,9 @@ template <typename T> T *arg(void **args, int i) {
 struct FakeKernel {
   std::vector<size_t> paramBytes; // checked against the allocations
   void (*run)(void **args);
+  /// Tensor-map parameters after the data parameters: each must be a
+  /// 64-byte aligned device CUtensorMap holding an encoding.
+  size_t tensorMaps = 0;
 };
 
 float bf(const uint16_t *p, size_t i) { return bf16ToFloat(p[i]); }
@@ -179,6 +194,58 @@ void matmul(void **a) {
     }
 }
 
+/// Is the map at kernel argument `i` the one tma.json asks for: bf16 over the
+/// tensor at argument `tensorArg` (row-major [rows, 48]), box {box0, box1},
+/// `swizzle`, element strides 1, no interleave, L2 256B, no OOB fill?
+bool expectedMap(void **a, int i, int tensorArg, uint64_t rows, uint32_t box0,
+                 uint32_t box1, CUtensorMapSwizzle swizzle,
+                 KoptFakeTensorMap &m) {
+  if (!koptFakeDecodeTensorMap(arg<void>(a, i), m))
+    return false;
+  bool ok =
+      m.dataType == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 && m.rank == 2 &&
+      m.globalAddress == *static_cast<CUdeviceptr *>(a[tensorArg]) &&
+      m.globalDim[0] == 48 && m.globalDim[1] == rows &&
+      m.globalStrides[0] == 96 && m.boxDim[0] == box0 && m.boxDim[1] == box1 &&
+      m.elementStrides[0] == 1 && m.elementStrides[1] == 1 &&
+      m.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE && m.swizzle == swizzle &&
+      m.l2Promotion == CU_TENSOR_MAP_L2_PROMOTION_L2_256B &&
+      m.oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return ok;
+}
+
+/// result[32, 40] (f32) = a[32, 48] b[40, 48]^T (bf16), with a and b read
+/// through the tensor maps at arguments MapArg and MapArg + 1 (after the
+/// split-K workspace at argument 3 when MapArg is 4, which must be zero and
+/// is left zero). A map that is not what tma.json asks for leaves the result
+/// unwritten, so that the check fails.
+template <int MapArg> void matmulTma(void **a) {
+  KoptFakeTensorMap ma, mb;
+  if (!expectedMap(a, MapArg, 0, 32, 32, 16, CU_TENSOR_MAP_SWIZZLE_64B, ma) ||
+      !expectedMap(a, MapArg + 1, 1, 40, 64, 8, CU_TENSOR_MAP_SWIZZLE_128B, mb))
+    return;
+  if (MapArg == 4) {
+    const float *ws = arg<float>(a, 3);
+    for (size_t i = 0; i < 32 + 2 * 32 * 40; ++i)
+      if (ws[i] != 0.0f)
+        return;
+  }
+  auto at = [](const KoptFakeTensorMap &m, uint64_t row, uint64_t col) {
+    const auto *base = reinterpret_cast<const uint8_t *>(m.globalAddress);
+    uint16_t v;
+    std::memcpy(&v, base + row * m.globalStrides[0] + col * 2, 2);
+    return bf16ToFloat(v);
+  };
+  float *out = arg<float>(a, 2);
+  for (uint64_t i = 0; i < 32; ++i)
+    for (uint64_t j = 0; j < 40; ++j) {
+      float acc = 0;
+      for (uint64_t k = 0; k < 48; ++k)
+        acc += at(ma, i, k) * at(mb, j, k);
+      out[i * 40 + j] = acc;
+    }
+}
+
 const std::map<std::string, FakeKernel> &kernels() {
   static const std::map<std::string, FakeKernel> k = {
       {"add_bcast_f32",
@@ -202,6 +269,12 @@ const std::map<std::string, FakeKernel> &kernels() {
       {"matmul_nt_bf16", {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmul<0>}},
       {"matmul_tn_f16", {{48 * 32 * 2, 48 * 40 * 2, 32 * 40 * 4}, matmul<1>}},
       {"matmul_nn_f32", {{32 * 48 * 4, 48 * 40 * 4, 32 * 40 * 4}, matmul<2>}},
+      {"matmul_tma_bf16",
+       {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmulTma<3>, 2}},
+      {"matmul_tma_splitk_bf16",
+       {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4, (32 + 2 * 32 * 40) * 4},
+        matmulTma<4>,
+        2}},
   };
   return k;
 }
@@ -345,9 +418,12 @@ CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
 CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
   if (bytes == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  void *p = std::malloc(bytes);
+  // 256-byte aligned, like the real driver; not zeroed (0xA5 bytes), so that
+  // a runtime that forgets to zero a workspace is caught.
+  void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   if (!p)
     return CUDA_ERROR_OUT_OF_MEMORY;
+  std::memset(p, 0xA5, bytes);
   *ptr = reinterpret_cast<CUdeviceptr>(p);
   allocations[*ptr] = bytes;
   return CUDA_SUCCESS;
@@ -363,6 +439,7 @@ CUresult cuMemFree(CUdeviceptr ptr) {
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  ++memcpyHtoDCount;
   if (!valid(dst, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
@@ -486,11 +563,165 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
   if (int(sharedMemBytes) > fn->maxDynamicShared)
     return CUDA_ERROR_INVALID_VALUE;
   const FakeKernel &k = *fn->kernel;
+  lastLaunch.clear();
+  for (size_t i = 0; i < k.paramBytes.size() + k.tensorMaps; ++i)
+    lastLaunch.push_back(*static_cast<uint64_t *>(args[i]));
   for (size_t i = 0; i < k.paramBytes.size(); ++i)
     if (!valid(*static_cast<CUdeviceptr *>(args[i]), k.paramBytes[i]))
       return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = k.paramBytes.size(); i < lastLaunch.size(); ++i) {
+    KoptFakeTensorMap map;
+    if (!valid(lastLaunch[i], 128) || lastLaunch[i] % 64 != 0 ||
+        !koptFakeDecodeTensorMap(reinterpret_cast<const void *>(lastLaunch[i]),
+                                 map))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
   k.run(args);
   return CUDA_SUCCESS;
+}
+
+} // extern "C"
+
+namespace {
+/// Bytes per element of a tensor-map data type; 0 for the packed ones.
+uint64_t tensorMapElementBytes(CUtensorMapDataType t) {
+  switch (t) {
+  case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+    return 1;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    return 2;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+  case CU_TENSOR_MAP_DATA_TYPE_INT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+    return 4;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+  case CU_TENSOR_MAP_DATA_TYPE_INT64:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+/// The rules of cuTensorMapEncodeTiled (cuda.h) for the tiled,
+/// non-interleaved maps kopt makes, plus the fake's own: the tensor lies
+/// inside one allocation.
+bool validEncode(const KoptFakeEncodeCall &c) {
+  if (!c.tensorMap || c.tensorMap % 64 != 0 || c.rank < 1 || c.rank > 5)
+    return false;
+  uint64_t esize =
+      tensorMapElementBytes(static_cast<CUtensorMapDataType>(c.dataType));
+  if (esize == 0 || !c.globalAddress || c.globalAddress % 16 != 0 ||
+      c.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE || c.l2Promotion < 0 ||
+      c.l2Promotion > CU_TENSOR_MAP_L2_PROMOTION_L2_256B || c.oobFill < 0 ||
+      c.oobFill > CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+    return false;
+  uint64_t span = 0;
+  switch (c.swizzle) {
+  case CU_TENSOR_MAP_SWIZZLE_NONE:
+    break;
+  case CU_TENSOR_MAP_SWIZZLE_32B:
+    span = 32;
+    break;
+  case CU_TENSOR_MAP_SWIZZLE_64B:
+    span = 64;
+    break;
+  case CU_TENSOR_MAP_SWIZZLE_128B:
+    span = 128;
+    break;
+  default:
+    return false;
+  }
+  if (c.boxDim[0] * esize % 16 != 0 || (span && c.boxDim[0] * esize > span))
+    return false;
+  uint64_t last = esize; // one past the last byte, from globalAddress
+  for (uint32_t i = 0; i < c.rank; ++i) {
+    if (c.globalDim[i] < 1 || c.globalDim[i] > (uint64_t(1) << 32) ||
+        c.boxDim[i] < 1 || c.boxDim[i] > 256 || c.elementStrides[i] < 1 ||
+        c.elementStrides[i] > 8)
+      return false;
+    uint64_t stride = i == 0 ? esize : c.globalStrides[i - 1];
+    if (i > 0 && (stride % 16 != 0 || stride >= (uint64_t(1) << 40)))
+      return false;
+    last += (c.globalDim[i] - 1) * stride;
+  }
+  return valid(c.globalAddress, last);
+}
+} // namespace
+
+extern "C" {
+
+CUresult cuTensorMapEncodeTiled(
+    CUtensorMap *tensorMap, CUtensorMapDataType dataType, cuuint32_t rank,
+    void *globalAddress, const cuuint64_t *globalDim,
+    const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+    CUtensorMapFloatOOBfill oobFill) {
+  KoptFakeEncodeCall c;
+  c.tensorMap = reinterpret_cast<uint64_t>(tensorMap);
+  c.dataType = dataType;
+  c.rank = rank;
+  c.globalAddress = reinterpret_cast<uint64_t>(globalAddress);
+  for (uint32_t i = 0; i < std::min<uint32_t>(rank, 5); ++i) {
+    c.globalDim[i] = globalDim ? globalDim[i] : 0;
+    c.boxDim[i] = boxDim ? boxDim[i] : 0;
+    c.elementStrides[i] = elementStrides ? elementStrides[i] : 0;
+    if (i + 1 < rank)
+      c.globalStrides[i] = globalStrides ? globalStrides[i] : 0;
+  }
+  c.interleave = interleave;
+  c.swizzle = swizzle;
+  c.l2Promotion = l2Promotion;
+  c.oobFill = oobFill;
+  bool ok = globalDim && boxDim && elementStrides &&
+            (rank < 2 || globalStrides) && validEncode(c);
+  c.result = ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  encodeCalls.push_back(c);
+  if (!ok)
+    return CUDA_ERROR_INVALID_VALUE;
+  KoptFakeTensorMap m{};
+  m.magic = kKoptFakeTensorMapMagic;
+  m.globalAddress = c.globalAddress;
+  for (uint32_t i = 0; i < rank; ++i) {
+    m.globalDim[i] = c.globalDim[i];
+    m.boxDim[i] = c.boxDim[i];
+    m.elementStrides[i] = static_cast<uint8_t>(c.elementStrides[i]);
+    if (i + 1 < rank)
+      m.globalStrides[i] = c.globalStrides[i];
+  }
+  m.dataType = static_cast<uint8_t>(dataType);
+  m.rank = static_cast<uint8_t>(rank);
+  m.interleave = static_cast<uint8_t>(interleave);
+  m.swizzle = static_cast<uint8_t>(swizzle);
+  m.l2Promotion = static_cast<uint8_t>(l2Promotion);
+  m.oobFill = static_cast<uint8_t>(oobFill);
+  std::memset(tensorMap, 0, sizeof(CUtensorMap));
+  std::memcpy(tensorMap, &m, sizeof(m));
+  return CUDA_SUCCESS;
+}
+
+// Recording, for tests (FakeCudaHooks.h).
+size_t koptFakeTensorMapEncodeCount() { return encodeCalls.size(); }
+
+bool koptFakeTensorMapEncodeCall(size_t index, KoptFakeEncodeCall *out) {
+  if (index >= encodeCalls.size() || !out)
+    return false;
+  *out = encodeCalls[index];
+  return true;
+}
+
+size_t koptFakeMemcpyHtoDCount() { return memcpyHtoDCount; }
+
+size_t koptFakeLastLaunch(uint64_t *values, size_t max) {
+  size_t n = std::min(max, lastLaunch.size());
+  std::copy(lastLaunch.begin(), lastLaunch.begin() + n, values);
+  return n;
 }
 
 } // extern "C"
