@@ -87,12 +87,12 @@ def problems():
         # Staged epilogues (vector_width > 2 on tensor cores): the block tile
         # through shared memory, 16-byte stores; partial tiles, f32 C, a
         # persistent grid, split-K, mma_sync with and without cp.async.
-        (4096, 4096, 4096, "bf16", "bf16", True, {"vector_width": 8}),
-        (4097, 4088, 4096, "bf16", "bf16", True, {"vector_width": 8}),
+        (4096, 4096, 4096, "bf16", "bf16", True, {"vector_width": 8, "copy": "cp_async"}),
+        (4097, 4088, 4096, "bf16", "bf16", True, {"vector_width": 8, "copy": "cp_async"}),
         (100, 1000, 4096, "f16", "f16", True, {"vector_width": 8}),
         (300, 1000, 1000, "bf16", "f32", True, {"vector_width": 4}),
         (2048, 2056, 520, "bf16", "bf16", True,
-         {"vector_width": 8, "persistent": True, "stages": 3}),
+         {"vector_width": 8, "persistent": True, "stages": 3, "copy": "cp_async"}),
         (33, 4096, 14336, "bf16", "bf16", True, {"vector_width": 8, "split_k": 4}),
         (257, 264, 96, "f16", "f16", True,
          mma("cp_async", 128, 128, 32, 64, 32, 2, 1, 8)),
