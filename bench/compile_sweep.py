@@ -6,7 +6,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
                            [--split-k LIST] [--persistent] [--epilogue] [--gemv]
-                           [--simt-stages] [--tma]
+                           [--simt-stages] [--tma] [--tf32]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -39,6 +39,14 @@ With --simt-stages the sweep compares one and two shared-memory buffers (stages 
 With --tma the sweep compares the copy engines of wgmma on the tensor-core problems:
 the default schedule and the wgmma tiles of `tma_bases()`, each with copy = cp_async
 and copy = tma (tag "tma"), TMA also with one stage more or less.
+
+With --tf32 the sweep is a TF32 sweep: for every f32 problem of the sweep a copy
+that allows TF32 (`"tf32": true`, id suffixed `_tf32`, compiled as kopt.matmul
+{tf32}), with its default schedule (kopt-space --default --tf32) and the wgmma
+schedules with copy = tma of `tf32_candidates()` (tag "tf32").
+
+A problem with `"tf32": true` writes the `tf32` unit attribute on its kopt.matmul
+and passes --tf32 to kopt-space.
 
 Random sample (docs/schedules.md): --random N draws N points uniformly from the
 product of the parameters' domains (kopt-space --sample), each paired with a
@@ -132,9 +140,29 @@ def suite_problems():
     return out
 
 
-def problem(pid, m, n, k, dt, odt, ta, tb, source=""):
-    return {"id": pid, "m": m, "n": n, "k": k, "dtype": dt, "out_dtype": odt,
-            "transpose_a": ta, "transpose_b": tb, "source": source}
+def problem(pid, m, n, k, dt, odt, ta, tb, source="", tf32=False):
+    """A sweep problem. With tf32 (f32 operands only) the matmul allows TF32: the
+    problem says "tf32": true and its id ends in "_tf32"."""
+    p = {"id": pid, "m": m, "n": n, "k": k, "dtype": dt, "out_dtype": odt,
+         "transpose_a": ta, "transpose_b": tb, "source": source}
+    if tf32:
+        if dt != "f32":
+            raise ValueError(f"{pid}: tf32 needs f32 operands, not {dt}")
+        p["id"] = pid + "_tf32"
+        p["tf32"] = True
+    return p
+
+
+def tf32_problems():
+    """The TF32 sweep's problems: a tf32 copy of every f32 problem of the sweep."""
+    return [tf32_problem(p) for p in suite_problems() if p["dtype"] == "f32"]
+
+
+def tf32_problem(p):
+    """The copy of f32 problem p that allows TF32 (id + "_tf32")."""
+    return problem(p["id"], p["m"], p["n"], p["k"], p["dtype"], p["out_dtype"],
+                   p["transpose_a"], p["transpose_b"], source=p.get("source", ""),
+                   tf32=True)
 
 
 def mlir_text(p):
@@ -144,7 +172,8 @@ def mlir_text(p):
     tb = f"tensor<{b[0]}x{b[1]}x{p['dtype']}>"
     tc = f"tensor<{p['m']}x{p['n']}x{p['out_dtype']}>"
     attrs = [x for x, on in (("transpose_a", p["transpose_a"]),
-                             ("transpose_b", p["transpose_b"])) if on]
+                             ("transpose_b", p["transpose_b"]),
+                             ("tf32", p.get("tf32", False))) if on]
     attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
     return (f"func.func @gemm(%a: {ta}, %b: {tb}) -> {tc} {{\n"
             f"  %c = kopt.matmul %a, %b{attr} : {ta}, {tb} -> {tc}\n"
@@ -158,7 +187,28 @@ def space_args(p):
         args.append("--transpose-a")
     if p["transpose_b"]:
         args.append("--transpose-b")
+    if p.get("tf32"):
+        args.append("--tf32")
     return args
+
+
+def tf32_candidates(p):
+    """The TF32 sweep's schedules for problem p (f32 operands, TF32 allowed): wgmma
+    with TMA copies, block_k 32 and 64 (128 and 256 bytes of f32), four warpgroup
+    tiles, 3 or 4 stages (also 5 for the 64-row tiles). Validity is kopt's to
+    decide: kopt-opt rejects what does not fit (shared memory, layouts)."""
+    sw = 8 if p["m"] >= 512 else 1
+    vw = 4 if p["n"] % 4 == 0 else (2 if p["n"] % 2 == 0 else 1)
+    out = []
+    for bm, bn, wm, wn in ((128, 256, 64, 256), (128, 128, 64, 128), (64, 128, 64, 128),
+                           (64, 64, 64, 64)):
+        for bk in (32, 64):
+            for st in ((3, 4) if bm > 64 else (3, 4, 5)):
+                out.append({"instruction": "wgmma", "copy": "tma", "stages": st,
+                            "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                            "block_k": bk, "swizzle": sw, "vector_width": vw,
+                            "split_k": 1, "persistent": False})
+    return out
 
 
 def candidates(p):
@@ -275,15 +325,22 @@ def epilogue_bases(p, default):
     base = {k: v for k, v in default.items() if k != "num_warps"}
     out = [base]
     if base.get("instruction") == "wgmma" and p["m"] > 64:
-        sw = 8 if p["m"] >= 512 else 1
-        for bm, bn, wm, wn, bk, st, pe in ((128, 128, 64, 128, 64, 4, False),
-                                           (128, 256, 64, 256, 64, 3, False),
-                                           (128, 256, 64, 256, 64, 3, True),
-                                           (128, 128, 64, 128, 64, 4, True)):
-            out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
-                        "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                        "block_k": bk, "swizzle": sw, "split_k": 1, "persistent": pe})
+        out += wgmma_tiles(p, ((128, 128, 64, 128, 64, 4, False),
+                               (128, 256, 64, 256, 64, 3, False),
+                               (128, 256, 64, 256, 64, 3, True),
+                               (128, 128, 64, 128, 64, 4, True)))
     return out
+
+
+def wgmma_tiles(p, tiles, **fields):
+    """cp.async wgmma schedules of `tiles` (block_m, block_n, warp_m, warp_n, block_k,
+    stages, persistent), swizzle 8 for M >= 512, no split; `fields` added to each."""
+    sw = 8 if p["m"] >= 512 else 1
+    return [dict({"instruction": "wgmma", "copy": "cp_async", "stages": st,
+                  "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
+                  "block_k": bk, "swizzle": sw, "split_k": 1, "persistent": pe},
+                 **fields)
+            for bm, bn, wm, wn, bk, st, pe in tiles]
 
 
 def epilogue_widths(p):
@@ -301,17 +358,12 @@ def tma_bases(p, default):
         return []
     out = [base]
     if p["m"] > 64:
-        sw = 8 if p["m"] >= 512 else 1
         vw = 8 if p["out_dtype"] != "f32" and p["n"] % 8 == 0 else (
             2 if p["n"] % 2 == 0 else 1)
-        for bm, bn, wm, wn, bk, st, pe in ((128, 256, 64, 256, 64, 4, False),
-                                           (128, 128, 64, 128, 64, 4, False),
-                                           (128, 256, 64, 256, 64, 3, True),
-                                           (128, 128, 64, 128, 64, 4, True)):
-            out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
-                        "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                        "block_k": bk, "swizzle": sw, "split_k": 1,
-                        "vector_width": vw, "persistent": pe})
+        out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),
+                               (128, 128, 64, 128, 64, 4, False),
+                               (128, 256, 64, 256, 64, 3, True),
+                               (128, 128, 64, 128, 64, 4, True)), vector_width=vw)
     return out
 
 
@@ -415,6 +467,9 @@ def main(argv=None):
                     help="a sweep of ffma stages 1 / 2 on the f32 problems")
     ap.add_argument("--tma", action="store_true",
                     help="a sweep of copy = cp_async / tma on the wgmma problems")
+    ap.add_argument("--tf32", action="store_true",
+                    help="a TF32 sweep: the f32 problems with tf32 (ids + _tf32), their "
+                         "default and tf32_candidates()")
     args = ap.parse_args(argv)
     splits = None
     if args.split_k:
@@ -437,7 +492,7 @@ def main(argv=None):
     jobs = []
     problems = []
     if not args.no_sweep:
-        for p in suite_problems():
+        for p in (tf32_problems() if args.tf32 else suite_problems()):
             if args.only and p["id"] not in args.only:
                 continue
             problems.append(p)
@@ -447,6 +502,10 @@ def main(argv=None):
                 return 2
             default = json.loads(out)
             jobs.append((p, default, ["default"], True))
+            if args.tf32:
+                for sc in tf32_candidates(p):
+                    jobs.append((p, sc, ["tf32"], None))
+                continue
             if args.simt_stages:
                 if p["dtype"] == "f32":
                     base = {k: v for k, v in default.items() if k != "num_warps"}
@@ -580,7 +639,8 @@ def main(argv=None):
                "seed": args.seed, "points": records}
     with open(os.path.join(args.out, "compile_sweep.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    for tag in ("default", "sweep", "split_k", "persistent", "random", "random_valid"):
+    for tag in ("default", "sweep", "split_k", "persistent", "tf32", "random",
+                "random_valid"):
         rs = [r for r in records if tag in r["tags"]]
         if rs:
             c = {}

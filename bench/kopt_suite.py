@@ -59,7 +59,9 @@ FLOPS_PER_ROW_ELEMENT = {"softmax": 5, "rmsnorm": 4, "layernorm": 8, "reduce": 1
 # the HBM3e bandwidth.
 DATASHEET = {
     "name": "NVIDIA H200 SXM datasheet",
-    "matmul_flops": {"bf16": 989e12, "f16": 989e12, "f32": 67e12},
+    # tf32: f32 GEMMs that allow TF32 (matmul attrs {"tf32": true}) on tensor cores,
+    # 989 TFLOP/s with sparsity, half of it dense.
+    "matmul_flops": {"bf16": 989e12, "f16": 989e12, "f32": 67e12, "tf32": 494.5e12},
     "vector_flops": 67e12,
     "hbm_bytes_per_s": 4.8e12,
 }
@@ -68,6 +70,14 @@ DATASHEET = {
 # output's dtype (docs/benchmarking.md). A problem may override it with
 # "tolerance": {"bf16": 2e-2} or a number.
 TOLERANCE = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2}
+# A problem with a TF32 matmul (matmul attrs {"tf32": true}; a sweep problem's
+# "tf32": true) is checked against the float64 product of its unrounded f32 inputs,
+# while the GPU cuts every operand to TF32's 10-bit mantissa first (PyTorch with
+# allow_tf32 as much as kopt): the error of inputs rounded to f16 precision (f16 has
+# the same 10-bit mantissa), far above f32's 1e-5 (about 3e-4 with rounded operands,
+# 7e-4 with truncated ones, for uniform(-1, 1) inputs and K of 48 to 4096). Its
+# outputs therefore get at least f16's tolerance, as kopt-run does (docs/runtime.md).
+TF32_TOLERANCE = TOLERANCE["f16"]
 
 NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -231,6 +241,11 @@ def infer_node(n, values):
                              "broadcast")
         shape, dtype = batch + [sa[-2], sb[-1]], want or a["dtype"]
         n["mnk"] = [sa[-2], sb[-1], sa[-1], numel(batch)]  # M, N, K, batch
+        if "tf32" in attrs:
+            if not isinstance(attrs["tf32"], bool):
+                raise SuiteError(f"{what}: attrs.tf32 must be a boolean")
+            if attrs["tf32"] and a["dtype"] != "f32":
+                raise SuiteError(f"{what}: attrs.tf32 needs f32 operands, got {a['dtype']}")
     elif op in BINARY:
         a, b = t
         if a["dtype"] != b["dtype"]:
@@ -311,7 +326,7 @@ def mlir_op(n, values):
     res = ttype(n["shape"], n["dtype"])
     a = n["args"]
     if op == "matmul":
-        flags = [f for f in ("transpose_a", "transpose_b") if attrs.get(f)]
+        flags = [f for f in ("transpose_a", "transpose_b", "tf32") if attrs.get(f)]
         fl = (" {" + ", ".join(flags) + "}") if flags else ""
         return f"%{out} = kopt.matmul %{a[0]}, %{a[1]}{fl} : {ty[a[0]]}, {ty[a[1]]} -> {res}"
     if op in BINARY:
@@ -427,8 +442,8 @@ def matmul_nodes(p):
 
 def problem_flops(p):
     """{"matmul": {dtype: FLOPs}, "vector": FLOPs, "total": FLOPs}: 2*M*N*K*batch
-    per matmul (by its operands' dtype), FLOPS_PER_ELEMENT / _ROW_ELEMENT for the
-    other ops."""
+    per matmul (by its operands' dtype; "tf32" for a matmul that allows TF32),
+    FLOPS_PER_ELEMENT / _ROW_ELEMENT for the other ops."""
     mm = {}
     vec = 0
     values = p["values"]
@@ -436,6 +451,8 @@ def problem_flops(p):
         if n["op"] == "matmul":
             m, nn, k, batch = n["mnk"]
             dt = values[n["args"][0]]["dtype"]
+            if (n.get("attrs") or {}).get("tf32"):
+                dt = "tf32"  # f32 on tensor cores: the TF32 rate is its limit
             mm[dt] = mm.get(dt, 0) + 2 * m * nn * k * batch
         elif n["op"] in FLOPS_PER_ROW_ELEMENT:
             vec += FLOPS_PER_ROW_ELEMENT[n["op"]] * numel(values[n["args"][0]]["shape"])
@@ -474,12 +491,26 @@ def sol_score(t_k, t_b, t_sol):
     return 1.0 / (1.0 + (t_k - t_sol) / (t_b - t_sol))
 
 
+def uses_tf32(p):
+    """Whether problem p allows TF32: a sweep problem with "tf32": true, or a suite
+    problem with a matmul whose attrs have "tf32": true."""
+    if p.get("tf32") is True:
+        return True
+    return any((n.get("attrs") or {}).get("tf32") is True
+               for n in p.get("graph") or [] if n.get("op") == "matmul")
+
+
 def tolerance(p, dtype):
+    """The relative L2 error allowed for an output of `dtype`: the problem's own
+    "tolerance" when it has one, else TOLERANCE[dtype], at least TF32_TOLERANCE in a
+    problem that allows TF32."""
     tol = p.get("tolerance")
     if isinstance(tol, (int, float)):
         return float(tol)
     if isinstance(tol, dict) and dtype in tol:
         return float(tol[dtype])
+    if uses_tf32(p):
+        return max(TOLERANCE[dtype], TF32_TOLERANCE)
     return TOLERANCE[dtype]
 
 

@@ -79,8 +79,12 @@ def markdown(record):
                f"{(method.get('l2_flush_bytes') or 0) >> 20} MiB buffer (L2 flush)"
                + (f" and a {method.get('host_ahead_us')} us GPU spin (host kept ahead)"
                   if method.get("sleep_cycles") else "") +
-               ", timed with CUDA events; the median is reported. TF32 off; reduced-precision "
-               "bf16/f16 GEMM reductions "
+               ", timed with CUDA events; the median is reported. TF32 off"
+               + (" except for the problems whose GEMMs allow it ("
+                  + ", ".join(method.get("tf32_problems") or []) + "; PyTorch with "
+                  "allow_tf32 = True, tolerance at least "
+                  f"{method.get('tf32_tolerance')})" if method.get("tf32") else "")
+               + "; reduced-precision bf16/f16 GEMM reductions "
                f"{'allowed' if method.get('reduced_precision_reduction') else 'off'}. "
                "kopt's outputs are checked against a float64 reference before timing.")
     out.append("- Speedup = peer time / kopt time (above 1: kopt is faster). cuBLAS = the "
@@ -92,7 +96,9 @@ def markdown(record):
     ds, me = lim.get("datasheet") or {}, lim.get("measured") or {}
     out.append("| limit | datasheet | measured in this run |")
     out.append("| --- | ---: | ---: |")
-    for dt in ("bf16", "f16", "f32"):
+    for dt in ("bf16", "f16", "f32", "tf32"):
+        if dt == "tf32" and "tf32" not in (ds.get("matmul_flops") or {}):
+            continue  # records from before TF32
         out.append(f"| {dt} GEMM TFLOP/s | {_num((ds.get('matmul_flops') or {}).get(dt, 0) / 1e12, 4)} | "
                    f"{_num(((me.get('matmul_flops') or {}).get(dt) or 0) / 1e12, 4) if me else ''} |")
     out.append(f"| HBM GB/s | {_num(ds.get('hbm_bytes_per_s', 0) / 1e9, 4)} | "

@@ -27,11 +27,15 @@ Per problem, in one process and on the same inputs:
      than --time-budget seconds; the run count is recorded;
   4. peers: PyTorch eager (the graph as a model's code writes it),
      torch.compile (default mode; --max-autotune adds mode="max-autotune") and,
-     for problems with GEMMs, cuBLAS (the GEMMs alone, torch.matmul);
+     for problems with GEMMs, cuBLAS (the GEMMs alone, torch.matmul); TF32 is off
+     except in a problem whose matmul allows it (attrs {"tf32": true}, compiled as
+     kopt.matmul {tf32}): its peers run with allow_tf32 = True, and its outputs get
+     at least kopt_suite.TF32_TOLERANCE;
   5. FLOPs, minimal bytes, T_SOL, achieved rates, fractions of the datasheet and
      measured limits, speedups and the SOL score (bench/kopt_suite.py).
-The ceilings (a 1 GiB device-to-device copy, cuBLAS GEMMs of 8192^3 bf16/f16 and
-4096^3 f32) are measured at the start of the run with the same routine.
+The ceilings (a 1 GiB device-to-device copy, cuBLAS GEMMs of 8192^3 bf16/f16,
+4096^3 f32 and 8192^3 f32 with TF32 allowed) are measured at the start of the run
+with the same routine.
 
 Problems run in a worker process; a problem that crashes it (a sticky CUDA error,
 a hang past --problem-timeout) is recorded as failed and a new worker goes on
@@ -45,6 +49,7 @@ errors.
 """
 import argparse
 import collections
+import contextlib
 import json
 import os
 import platform
@@ -422,6 +427,21 @@ class Worker:
 }
 """
 
+    @contextlib.contextmanager
+    def tf32(self, on):
+        """PyTorch's matmuls (cuBLAS, eager, torch.compile) with allow_tf32 = `on`
+        inside the block, restored after: a problem that allows TF32 (kopt.matmul
+        {tf32}) runs its peers as PyTorch code with allow_tf32 = True would; TF32 is
+        off everywhere else. kopt's kernels and the float64 references do not read
+        the flag."""
+        m = self.torch.backends.cuda.matmul
+        prev = m.allow_tf32
+        m.allow_tf32 = bool(on)
+        try:
+            yield
+        finally:
+            m.allow_tf32 = prev
+
     def selftest(self, loader):
         """Loads and launches a one-thread PTX kernel that stores 42: a loader that
         cannot do this is not used."""
@@ -523,8 +543,9 @@ class Worker:
         t = copy(n)
         out = {"copy": {"bytes_moved": 2 * n, "time": t,
                         "bytes_per_s": 2 * n / (t["median_ms"] * 1e-3)}}
-        for dt, size in (("bf16", 8192), ("f16", 8192), ("f32", 4096)):
-            t = gemm(dt, size)
+        for dt, size in (("bf16", 8192), ("f16", 8192), ("f32", 4096), ("tf32", 8192)):
+            with self.tf32(dt == "tf32"):  # tf32: f32 operands on tensor cores
+                t = gemm("f32" if dt == "tf32" else dt, size)
             out[f"gemm_{dt}"] = {"m_n_k": [size] * 3, "time": t,
                                  "flops_per_s": 2 * size ** 3 / (t["median_ms"] * 1e-3)}
         torch.cuda.empty_cache()
@@ -795,7 +816,8 @@ class Worker:
             out = torch.empty(tuple(n["shape"]), dtype=ops[0].dtype, device="cuda")
             mms.append((a, b, out))
             desc.append(f"torch.matmul({n['args'][0]}{'.mT' if attrs.get('transpose_a') else ''}, "
-                        f"{n['args'][1]}{'.mT' if attrs.get('transpose_b') else ''}, out=...)")
+                        f"{n['args'][1]}{'.mT' if attrs.get('transpose_b') else ''}, out=...)"
+                        + (" with allow_tf32 = True" if attrs.get("tf32") else ""))
 
         def call():
             for a, b, out in mms:
@@ -872,7 +894,9 @@ class Worker:
             self.emit({"event": "start", "name": p["name"]})
             t0 = time.monotonic()
             try:
-                rec = self.run_problem(p, comp)
+                # TF32 for the peers of a problem whose matmul allows it.
+                with self.tf32(ks.uses_tf32(p)):
+                    rec = self.run_problem(p, comp)
             except Exception as e:
                 traceback.print_exc()
                 rec = {"name": p["name"], "error": f"{type(e).__name__}: {e}"}
@@ -1057,15 +1081,18 @@ def measured_limits(ceilings):
     if not ceilings or ceilings.get("error"):
         return None
     try:
+        flops = {dt: ceilings[f"gemm_{dt}"]["flops_per_s"] for dt in ("bf16", "f16", "f32")}
+        if ceilings.get("gemm_tf32"):  # absent in records from before TF32
+            flops["tf32"] = ceilings["gemm_tf32"]["flops_per_s"]
         return {
             "name": "measured in this run",
-            "matmul_flops": {dt: ceilings[f"gemm_{dt}"]["flops_per_s"]
-                             for dt in ("bf16", "f16", "f32")},
+            "matmul_flops": flops,
             "vector_flops": ks.DATASHEET["vector_flops"],
             "hbm_bytes_per_s": ceilings["copy"]["bytes_per_s"],
             "how": "HBM: 1 GiB device-to-device copy, (read + write bytes) / median time; "
                    "GEMM: cuBLAS through torch.matmul, bf16 and f16 8192^3, f32 4096^3 "
-                   "(no TF32); the vector FP32 rate is the datasheet's",
+                   "(no TF32), tf32 8192^3 (f32 with allow_tf32 = True); the vector FP32 "
+                   "rate is the datasheet's",
         }
     except (KeyError, TypeError, ZeroDivisionError):
         return None
@@ -1142,7 +1169,7 @@ def main(argv=None):
         r = records.get(p["name"]) or {"name": p["name"], "error": "no result"}
         r = dict(r)
         r.update({"model": p["model"], "source": p["source"], "tags": p.get("tags", []),
-                  "problem": p})
+                  "tf32": ks.uses_tf32(p), "problem": p})
         r.setdefault("kopt", {})
         r.setdefault("peers", {})
         c = comp.get(p["name"])
@@ -1172,7 +1199,11 @@ def main(argv=None):
                    "timer": "CUDA events around each call, median", "seed": args.seed,
                    "host_ahead_us": HOST_AHEAD_US,
                    "sleep_cycles": (env or {}).get("sleep_cycles"),
-                   "tf32": False, "reduced_precision_reduction": args.allow_reduced_precision,
+                   # TF32 only for the problems that allow it (their "tf32": true).
+                   "tf32": any(ks.uses_tf32(p) for p in problems),
+                   "tf32_problems": [p["name"] for p in problems if ks.uses_tf32(p)],
+                   "tf32_tolerance": ks.TF32_TOLERANCE,
+                   "reduced_precision_reduction": args.allow_reduced_precision,
                    "peers": args.peers, "loader": (env or {}).get("loader"),
                    "loader_errors": (env or {}).get("loader_errors"),
                    "tolerance": ks.TOLERANCE},

@@ -13,13 +13,15 @@ b, result). The runner needs Python 3, torch and cupy (without cupy the CUDA dri
 is called through ctypes); no LLVM. It reuses bench/run_suite.py's worker: the
 timing routine, the L2 flush, the check against the reference and the PTX loaders.
 
-Per problem (m, n, k, dtype, out_dtype, transpose_a, transpose_b), in a worker
-process:
+Per problem (m, n, k, dtype, out_dtype, transpose_a, transpose_b and, for f32, an
+optional tf32), in a worker process:
   1. fresh random inputs on the GPU (uniform(-1, 1), as run_suite.py draws GEMM
      operands; seed = --seed + crc32(id)) and the float64 product computed on the
      GPU once (the reference);
   2. cuBLAS: torch.matmul on the same operands, transposed operands passed as views
-     (a Linear layer's weight.mT), timed with the same routine;
+     (a Linear layer's weight.mT), timed with the same routine; for a problem with
+     "tf32": true (kopt.matmul {tf32}) with allow_tf32 = True (restored after), and
+     the tolerance below is at least kopt_suite.TF32_TOLERANCE;
   3. per kernel (the "default"-tagged one first): the PTX loaded (cupy RawModule),
      the output poisoned with NaN, one launch, the output checked against the
      reference (relative L2 error within the dtype's tolerance, or 4 times
@@ -65,7 +67,7 @@ import run_suite  # noqa: E402  (the worker, the timing routine, the loaders)
 
 SWEEP_VERSION = 1
 DTYPES = ("f32", "f16", "bf16")
-KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "random", "random_valid")
+KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "tf32", "random", "random_valid")
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\(")
 MAX_DYNAMIC_SHARED = 227 * 1024   # sm_90 opt-in limit per block
@@ -140,9 +142,11 @@ def check_index(index):
             if p.get(key) not in DTYPES:
                 errs.append(f"{where}: {key} must be one of {', '.join(DTYPES)}, "
                             f"got {p.get(key)!r}")
-        for key in ("transpose_a", "transpose_b"):
+        for key in ("transpose_a", "transpose_b", "tf32"):
             if not isinstance(p.get(key, False), bool):
                 errs.append(f"{where}: {key} must be a boolean")
+        if p.get("tf32") is True and p.get("dtype") != "f32":
+            errs.append(f"{where}: tf32 needs f32 operands, got {p.get('dtype')!r}")
         tol = p.get("tolerance")
         if tol is not None and not (isinstance(tol, (int, float)) or isinstance(tol, dict)):
             errs.append(f"{where}: tolerance must be a number or {{dtype: number}}")
@@ -168,10 +172,12 @@ def check_index(index):
 
 
 def normalize_problem(p):
-    """The problem with its optional fields filled in (transposes default to false)."""
+    """The problem with its optional fields filled in (transposes and tf32 default
+    to false)."""
     q = dict(p)
     q["transpose_a"] = bool(p.get("transpose_a", False))
     q["transpose_b"] = bool(p.get("transpose_b", False))
+    q["tf32"] = bool(p.get("tf32", False))
     q["kernels"] = [dict(k, tags=list(k.get("tags", [])), schedule=k.get("schedule") or {})
                     for k in p["kernels"]]
     return q
@@ -235,10 +241,10 @@ def check_kernel_manifest(p, kentry, manifest, ptx_text):
         return f"{name} is a {k.get('class')} kernel computing {k.get('op')}, not a matmul", \
             warnings
     attrs = k.get("attrs") or {}
-    for key in ("transpose_a", "transpose_b"):
-        if bool(attrs.get(key, False)) != p[key]:
+    for key in ("transpose_a", "transpose_b", "tf32"):
+        if bool(attrs.get(key, False)) != bool(p.get(key, False)):
             return f"{name}: {key} is {bool(attrs.get(key, False))}, the problem's " \
-                   f"{p[key]}", warnings
+                   f"{bool(p.get(key, False))}", warnings
     a, b, c = operand_shapes(p)
     want = [("a", "input", p["dtype"], a), ("b", "input", p["dtype"], b),
             ("result", "output", p["out_dtype"], c)]
@@ -328,6 +334,11 @@ def problem_flops(p):
 
 
 def problem_tolerance(p):
+    """The dtype's tolerance of p's result (kopt_suite.TOLERANCE). A problem with
+    "tf32": true gets at least kopt_suite.TF32_TOLERANCE, f16's: its reference is the
+    float64 product of the f32 inputs, while a TF32 kernel (and cuBLAS with
+    allow_tf32) cuts every operand to a 10-bit mantissa first, f16's precision, so
+    it is off by what rounding the inputs to f16 costs (a few 1e-4), not f32's 1e-5."""
     return ks.tolerance(p, p["out_dtype"])
 
 
@@ -353,8 +364,10 @@ class SweepWorker(run_suite.Worker):
         shape = (p["m"], p["n"])
         if odt == dt:
             c = torch.empty(shape, dtype=dt, device="cuda")
-            return (lambda: torch.matmul(A, B, out=c)), f"torch.matmul({va}, {vb}, out=c)", \
-                p["dtype"]
+            desc = f"torch.matmul({va}, {vb}, out=c)"
+            if p.get("tf32"):  # setup_problem calls it with allow_tf32 = True
+                desc += " with allow_tf32 = True"
+            return (lambda: torch.matmul(A, B, out=c)), desc, p["dtype"]
         try:  # bf16/f16 operands with an f32 result: torch.mm(out_dtype=), newer PyTorch
             c = torch.mm(A, B, out_dtype=odt)
             if c.dtype != odt:
@@ -392,13 +405,16 @@ class SweepWorker(run_suite.Worker):
             call, impl, out_dtype = self.cublas_call(p, A, B)
             cub = {"impl": impl, "out_dtype": out_dtype}
             try:
-                out = call()
-                torch.cuda.synchronize()
-                chk = self.compare(out, ref, dtype_tol)
-                del out
-                cub.update(rel_err=chk["rel_err"], check_passed=chk["passed"],
-                           special_mismatch=chk["special_mismatch"])
-                cub["time"] = self.time_fn(call)
+                # A TF32 problem's cuBLAS runs as PyTorch with allow_tf32 = True
+                # (restored after): checked and timed that way.
+                with self.tf32(p.get("tf32")):
+                    out = call()
+                    torch.cuda.synchronize()
+                    chk = self.compare(out, ref, dtype_tol)
+                    del out
+                    cub.update(rel_err=chk["rel_err"], check_passed=chk["passed"],
+                               special_mismatch=chk["special_mismatch"])
+                    cub["time"] = self.time_fn(call)
                 cub["ms"] = cub["time"]["median_ms"]
             except Exception as e:
                 traceback.print_exc()
@@ -558,7 +574,8 @@ class SweepWorker(run_suite.Worker):
             info["setup_s"] = round(time.monotonic() - t0, 2)
             self.emit({"event": "problem", "id": p["id"], **info})
             cub = info["cublas"]
-            log(f"{p['id']}: {p['m']}x{p['n']}x{p['k']} {p['dtype']}->{p['out_dtype']}, "
+            log(f"{p['id']}: {p['m']}x{p['n']}x{p['k']} {p['dtype']}->{p['out_dtype']}"
+                f"{' tf32' if p.get('tf32') else ''}, "
                 f"cuBLAS " + (f"{cub['ms']:.4f} ms" if cub.get("ms") else
                               cub.get("error", "not timed")) +
                 f", {len(item['kernels'])} kernels")
@@ -892,6 +909,7 @@ def problem_record(p, result):
         cub["tflops"] = _rate(flops, cms)
     pr = {key: p.get(key) for key in ("id", "m", "n", "k", "dtype", "out_dtype",
                                       "transpose_a", "transpose_b")}
+    pr["tf32"] = bool(p.get("tf32", False))
     for key, v in p.items():
         if key not in pr and key != "kernels":
             pr[key] = v  # e.g. source
@@ -977,6 +995,8 @@ def markdown(record):
                f"{(m.get('l2_flush_bytes') or 0) >> 20} MiB buffer; CUDA events, median. "
                f"Inputs {m.get('inputs')}. Checked against the float64 product: relative L2 "
                f"error within {m.get('tolerance')} (or 4 x cuBLAS's own), no NaN/Inf. "
+               + (f"Problems marked tf32 allow TF32: cuBLAS with allow_tf32 = True, "
+                  f"tolerance at least {m.get('tf32_tolerance')}. " if m.get("tf32") else "") +
                "Ratio = cuBLAS time / kernel time (above 1: faster than cuBLAS).")
     out.append(f"- Kernels: {s['kernels']} over {s['problems']} problems: {s['correct']} correct "
                f"and timed, {s['incorrect']} incorrect, {s['failed']} failed, "
@@ -1006,7 +1026,7 @@ def markdown(record):
             b, dk = ps["best"] or {}, ps["default"] or {}
             cub = pr.get("cublas") or {}
             ttag = f"{pr['dtype']}" + (f"->{pr['out_dtype']}" if pr["out_dtype"] != pr["dtype"]
-                                        else "")
+                                        else "") + (" tf32" if pr.get("tf32") else "")
             lay = ("A^T " if pr["transpose_a"] else "") + ("B^T" if pr["transpose_b"] else "")
             dcell = _ms(dk.get("ms")) if dk.get("ms") else (dk.get("status", "-") if dk else "none")
             out.append(f"| {n} | {pr['id']}{' **' + pr['error'] + '**' if pr.get('error') else ''} "
@@ -1094,7 +1114,8 @@ def dry_run(args, index, problems):
             warns.append(f"{ndef} kernels are tagged default (the first is used)")
         bad += len(errors)
         a, b, _ = operand_shapes(p)
-        log(f"{p['id']}: {p['m']}x{p['n']}x{p['k']} {p['dtype']}->{p['out_dtype']} "
+        log(f"{p['id']}: {p['m']}x{p['n']}x{p['k']} {p['dtype']}->{p['out_dtype']}"
+            f"{' tf32' if p.get('tf32') else ''} "
             f"(a {a}, b {b}), {len(p['kernels'])} kernels "
             f"({', '.join(f'{t} {n}' for t, n in sorted(tags.items())) or 'no tags'}), "
             f"{problem_flops(p) / 1e9:.4g} GFLOP" + (f", {len(errors)} with errors" if errors
@@ -1184,9 +1205,11 @@ def main(argv=None, worker_cmd=None):
                            "l2_flush_bytes": run_suite.L2_FLUSH_BYTES,
                            "host_ahead_us": run_suite.HOST_AHEAD_US,
                            "timer": "CUDA events around each call, median",
-                           "seed": args.seed, "inputs": INPUTS, "tf32": False,
+                           "seed": args.seed, "inputs": INPUTS,
+                           # TF32 (cuBLAS with allow_tf32) only for tf32 problems.
+                           "tf32": any(p.get("tf32") for p in problems),
                            "reduced_precision_reduction": False,
-                           "tolerance": ks.TOLERANCE,
+                           "tolerance": ks.TOLERANCE, "tf32_tolerance": ks.TF32_TOLERANCE,
                            "deadline_s": args.deadline, "timeout_s": args.timeout}}
         record = build_record(index, problems, results, env, meta)
         path = os.path.join(args.out, "sweep.json")

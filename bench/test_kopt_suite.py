@@ -258,6 +258,96 @@ class Figures(unittest.TestCase):
         self.assertIn("torch.compile: boom", md)
 
 
+class Tf32(unittest.TestCase):
+    """A matmul that allows TF32: attrs {"tf32": true} (f32 operands only)."""
+
+    def tf32_problem(self, **extra):
+        return problem([{"name": "x", "shape": [64, 128], "dtype": "f32"},
+                        {"name": "w", "shape": [256, 128], "dtype": "f32"}],
+                       [{"op": "matmul", "args": ["x", "w"],
+                         "attrs": {"transpose_b": True, "tf32": True}, "out": "y"},
+                        {"op": "gelu", "args": ["y"], "out": "g"}], ["g"], **extra)
+
+    def test_mlir_and_torch(self):
+        p = self.tf32_problem()
+        self.assertIn("%y = kopt.matmul %x, %w {transpose_b, tf32} : tensor<64x128xf32>, "
+                      "tensor<256x128xf32> -> tensor<64x256xf32>", ks.mlir_text(p))
+        # Eager's source is unchanged: TF32 is PyTorch's allow_tf32 around it.
+        self.assertIn("y = torch.matmul(x, w.mT)\n", ks.torch_source(p))
+        # tf32 false or absent writes nothing.
+        q = problem([{"name": "x", "shape": [64, 128], "dtype": "f32"},
+                     {"name": "w", "shape": [128, 256], "dtype": "f32"}],
+                    [{"op": "matmul", "args": ["x", "w"], "attrs": {"tf32": False},
+                      "out": "y"}], ["y"])
+        self.assertIn("%y = kopt.matmul %x, %w : tensor<64x128xf32>", ks.mlir_text(q))
+        self.assertFalse(ks.uses_tf32(q))
+
+    def test_errors(self):
+        for dtype, attrs, msg in (("bf16", {"tf32": True}, "attrs.tf32 needs f32 operands"),
+                                  ("f16", {"tf32": True}, "attrs.tf32 needs f32 operands"),
+                                  ("f32", {"tf32": 1}, "attrs.tf32 must be a boolean"),
+                                  ("f32", {"tf32": "yes"}, "attrs.tf32 must be a boolean")):
+            with self.assertRaises(ks.SuiteError) as cm:
+                problem([{"name": "x", "shape": [4, 8], "dtype": dtype},
+                         {"name": "w", "shape": [8, 4], "dtype": dtype}],
+                        [{"op": "matmul", "args": ["x", "w"], "attrs": attrs, "out": "y"}],
+                        ["y"])
+            self.assertIn(msg, str(cm.exception))
+
+    def test_tolerance(self):
+        p = self.tf32_problem()
+        self.assertTrue(ks.uses_tf32(p))
+        # TF32 operands carry f16's 10-bit mantissa: f16's tolerance at least.
+        self.assertEqual(ks.TF32_TOLERANCE, ks.TOLERANCE["f16"])
+        self.assertEqual(ks.tolerance(p, "f32"), 2e-3)
+        self.assertEqual(ks.tolerance(p, "f16"), 2e-3)
+        self.assertEqual(ks.tolerance(p, "bf16"), 1e-2)
+        # A problem's own tolerance still wins.
+        self.assertEqual(ks.tolerance(self.tf32_problem(tolerance={"f32": 5e-3}), "f32"), 5e-3)
+        self.assertEqual(ks.tolerance(self.tf32_problem(tolerance=1e-4), "f32"), 1e-4)
+        # Sweep problems say "tf32": true themselves.
+        self.assertEqual(ks.tolerance({"tf32": True}, "f32"), 2e-3)
+        self.assertEqual(ks.tolerance({"tf32": False}, "f32"), 1e-5)
+        self.assertEqual(ks.tolerance({}, "f32"), 1e-5)
+
+    def test_flops_and_roofline(self):
+        p = self.tf32_problem()
+        f = ks.problem_flops(p)
+        self.assertEqual(f["matmul"], {"tf32": 2 * 64 * 256 * 128})
+        self.assertEqual(ks.DATASHEET["matmul_flops"]["tf32"], 494.5e12)
+        t, bound = ks.sol_time_s({"matmul": {"tf32": 494.5e12}, "vector": 0}, 1, ks.DATASHEET)
+        self.assertAlmostEqual(t, 1.0)
+        self.assertEqual(bound, "compute")
+        rec = {"name": "t", "problem": p, "kopt": {"status": "ok", "time": {"median_ms": 1.0}},
+               "peers": {"eager": {"time": {"median_ms": 2.0}}}}
+        ks.derive(rec, {"datasheet": ks.DATASHEET, "measured": None})
+        self.assertAlmostEqual(rec["kopt"]["rates"]["frac_flops_datasheet"],
+                               2 * 64 * 256 * 128 / 1e-3 / 494.5e12)
+
+    def test_measured_limits_and_report(self):
+        import run_suite
+        t = {"median_ms": 1.0}
+        ceil = {"copy": {"bytes_per_s": 4e12, "time": t},
+                **{f"gemm_{dt}": {"flops_per_s": r, "time": t}
+                   for dt, r in (("bf16", 7e14), ("f16", 7e14), ("f32", 5e13))}}
+        self.assertNotIn("tf32", run_suite.measured_limits(ceil)["matmul_flops"])
+        ceil["gemm_tf32"] = {"flops_per_s": 3.5e14, "time": t}
+        self.assertEqual(run_suite.measured_limits(ceil)["matmul_flops"]["tf32"], 3.5e14)
+        record = {"device": {"name": "NVIDIA H200"},
+                  "limits": {"datasheet": ks.DATASHEET,
+                             "measured": run_suite.measured_limits(ceil)},
+                  "aggregates": ks.aggregate([]),
+                  "method": {"runs": 100, "tf32": True, "tf32_problems": ["t"],
+                             "tf32_tolerance": 2e-3},
+                  "problems": []}
+        md = report.markdown(json.loads(json.dumps(record)))
+        self.assertIn("TF32 off except for the problems whose GEMMs allow it (t; PyTorch "
+                      "with allow_tf32 = True, tolerance at least 0.002)", md)
+        self.assertIn("| tf32 GEMM TFLOP/s | 494.5 | 350 |", md)
+        record["method"] = {"runs": 100, "tf32": False}
+        self.assertIn("TF32 off; reduced-precision", report.markdown(record))
+
+
 class Manifest(unittest.TestCase):
     def test_check_manifest(self):
         p = problem([{"name": "x", "shape": [4, 8], "dtype": "f32"}],

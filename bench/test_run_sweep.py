@@ -4,7 +4,10 @@ the index and manifest checks (TMA tensor maps included), --dry-run, the PTX
 loaders' launch parameters with TMA tensor maps (a fake libcuda), the record, the
 summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
 CUDA error or a hang; the deadline) with a fake worker that needs no torch and no
-GPU.
+GPU. TF32 problems ("tf32": true): bench/compile_sweep.py's kopt text, ids,
+kopt-space flags, tf32_candidates() and its --tf32 mode (with fake kopt-space,
+kopt-opt and ptxas), the index and manifest checks, the tolerance, and cuBLAS run
+with allow_tf32 (a fake torch).
 
     python3 bench/test_run_sweep.py        (CTest: bench-sweep-unit)
 
@@ -24,6 +27,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import compile_sweep as cs  # noqa: E402
 import kopt_suite as ks  # noqa: E402
 import run_suite  # noqa: E402
 import run_sweep as rs  # noqa: E402
@@ -57,6 +61,8 @@ def manifest(p, name="matmul_0", ptx="k.ptx", schedule=None, smem=0):
                     {"name": "result", "role": "output", "dtype": p["out_dtype"], "shape": c}],
          "grid": [(p["m"] + 127) // 128 * ((p["n"] + 127) // 128), 1, 1],
          "block": [256, 1, 1], "dynamic_shared_bytes": smem}
+    if p.get("tf32"):
+        k["attrs"]["tf32"] = True
     if schedule is not None:
         k["schedule"] = schedule
     return {"kopt_manifest_version": 1, "chip": "sm_90a", "ptx": ptx, "kernels": [k],
@@ -610,6 +616,315 @@ class Record(unittest.TestCase):
         self.assertEqual(rs.fmt_schedule({}), "-")
         self.assertEqual(rs.fmt_schedule({"x": [1, 2], "persistent": True}),
                          "persistent=True x=[1, 2]")
+
+
+# ======================================================================= TF32
+
+FAKE_KOPT_SPACE = """#!/usr/bin/env python3
+import json, os, sys
+with open(os.environ["KOPT_FAKE_LOG"], "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+if "--default" in sys.argv:
+    print(json.dumps({"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 128,
+                      "block_k": 32, "warp_m": 64, "warp_n": 128, "num_warps": 4,
+                      "stages": 4, "split_k": 1, "swizzle": 1, "vector_width": 4,
+                      "persistent": False}))
+"""
+
+# kopt-opt as compile_sweep.py calls it: the kernel's manifest from the kopt.matmul
+# line (types and attributes); 128 x 256 tiles with block_k 64 are "invalid".
+FAKE_KOPT_OPT = """#!/usr/bin/env python3
+import json, os, re, sys
+mlir = open(sys.argv[1]).read()
+out = next(a for a in sys.argv if a.startswith("--kopt-to-ptx=")).split("output=", 1)[1]
+sched = json.load(open(next(a for a in sys.argv
+                            if a.startswith("--kopt-schedule=")).split("=", 1)[1]))
+if sched["block_n"] == 256 and sched["block_k"] == 64:
+    sys.stderr.write("error: schedule is invalid for gemm: 1 stage too many\\n")
+    sys.exit(1)
+line = next(l for l in mlir.splitlines() if "kopt.matmul" in l)
+m = re.search(r"\\{([a-z0-9_, ]*)\\} :", line)
+flags = [x.strip() for x in m.group(1).split(",")] if m else []
+(a0, a1, dt), (b0, b1, _), (c0, c1, odt) = re.findall(r"tensor<(\\d+)x(\\d+)x(\\w+)>", line)
+attrs = {"transpose_a": "transpose_a" in flags, "transpose_b": "transpose_b" in flags}
+if "tf32" in flags:
+    attrs["tf32"] = True
+t = lambda n, r, d, s: {"name": n, "role": r, "dtype": d, "shape": [int(x) for x in s]}
+k = {"name": "matmul_0", "class": "matmul", "op": "matmul", "attrs": attrs,
+     "params": [t("a", "input", dt, (a0, a1)), t("b", "input", dt, (b0, b1)),
+                t("result", "output", odt, (c0, c1))],
+     "grid": [1, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0,
+     "schedule": sched}
+with open(out, "w") as f:
+    f.write(".visible .entry matmul_0(\\n)\\n")
+with open(out[:-4] + ".json", "w") as f:
+    json.dump({"kopt_manifest_version": 1, "chip": "sm_90a",
+               "ptx": os.path.basename(out), "kernels": [k], "functions": []}, f)
+"""
+
+FAKE_PTXAS = """#!/usr/bin/env python3
+import sys
+sys.stderr.write("ptxas info    : Used 96 registers\\n")
+"""
+
+
+class Tf32Problems(unittest.TestCase):
+    """compile_sweep.py's problems with "tf32": true and tf32_candidates()."""
+
+    def test_problem_ids_and_text(self):
+        p = cs.problem("llama_o_proj_m8_f32", 8, 4096, 4096, "f32", "f32", False, True)
+        self.assertNotIn("tf32", p)
+        self.assertIn("kopt.matmul %a, %b {transpose_b} :", cs.mlir_text(p))
+        self.assertNotIn("--tf32", cs.space_args(p))
+        q = cs.tf32_problem(p)
+        self.assertEqual(q["id"], "llama_o_proj_m8_f32_tf32")
+        self.assertIs(q["tf32"], True)
+        self.assertEqual({k: v for k, v in q.items() if k not in ("id", "tf32")},
+                         {k: v for k, v in p.items() if k != "id"})
+        self.assertEqual(cs.mlir_text(q),
+                         "func.func @gemm(%a: tensor<8x4096xf32>, %b: tensor<4096x4096xf32>) "
+                         "-> tensor<8x4096xf32> {\n"
+                         "  %c = kopt.matmul %a, %b {transpose_b, tf32} : tensor<8x4096xf32>, "
+                         "tensor<4096x4096xf32> -> tensor<8x4096xf32>\n"
+                         "  return %c : tensor<8x4096xf32>\n}\n")
+        self.assertEqual(cs.space_args(q), ["--shape=8x4096x4096", "--dtype=f32",
+                                            "--out-dtype=f32", "--transpose-b", "--tf32"])
+        r = cs.problem("g", 64, 32, 16, "f32", "f32", False, False, tf32=True)
+        self.assertEqual(r["id"], "g_tf32")
+        self.assertIn("kopt.matmul %a, %b {tf32} : tensor<64x16xf32>", cs.mlir_text(r))
+        r = cs.problem("g", 64, 32, 16, "f32", "f32", True, True, tf32=True)
+        self.assertIn("{transpose_a, transpose_b, tf32}", cs.mlir_text(r))
+        with self.assertRaises(ValueError):
+            cs.problem("h", 64, 32, 16, "bf16", "bf16", False, True, tf32=True)
+
+    def test_sweep_problems(self):
+        f32 = [p for p in cs.suite_problems() if p["dtype"] == "f32"]
+        tp = cs.tf32_problems()
+        self.assertGreater(len(f32), 0)
+        self.assertEqual([p["id"] for p in tp], [p["id"] + "_tf32" for p in f32])
+        self.assertTrue(all(p["tf32"] and p["dtype"] == "f32" for p in tp))
+
+    def test_candidates(self):
+        def cands(m, n):
+            p = cs.tf32_problem(cs.problem("x", m, n, 4096, "f32", "f32", False, True))
+            return cs.tf32_candidates(p)
+        c = cands(512, 6144)
+        self.assertEqual(len(c), 20)
+        self.assertTrue(all(s["instruction"] == "wgmma" and s["copy"] == "tma" and
+                            s["split_k"] == 1 and s["persistent"] is False for s in c))
+        tiles = {(s["block_m"], s["block_n"], s["warp_m"], s["warp_n"]) for s in c}
+        self.assertEqual(tiles, {(128, 256, 64, 256), (128, 128, 64, 128),
+                                 (64, 128, 64, 128), (64, 64, 64, 64)})
+        for bm in (128, 64):
+            got = {(s["block_k"], s["stages"]) for s in c if s["block_m"] == bm}
+            stages = (3, 4) if bm == 128 else (3, 4, 5)
+            self.assertEqual(got, {(bk, st) for bk in (32, 64) for st in stages})
+        self.assertEqual({s["swizzle"] for s in c}, {8})
+        self.assertEqual({s["vector_width"] for s in c}, {4})
+        self.assertEqual({s["swizzle"] for s in cands(511, 6144)}, {1})
+        self.assertEqual({s["vector_width"] for s in cands(8, 4094)}, {2})
+        self.assertEqual({s["vector_width"] for s in cands(4097, 4095)}, {1})
+        self.assertIn("tf32", rs.KNOWN_TAGS)
+
+
+class Tf32Sweep(TempDir):
+    """compile_sweep.py --tf32 with fake kopt-space, kopt-opt and ptxas, then
+    run_sweep.py --dry-run on what it wrote."""
+
+    def tool(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_compile_and_dry_run(self):
+        log = os.path.join(self.tmp, "kopt-space.log")
+        os.environ["KOPT_FAKE_LOG"] = log
+        tp = cs.tf32_problems()
+        only = [next(p["id"] for p in tp if p["m"] >= 512)]
+        out = os.path.join(self.tmp, "sweep")
+        argv = ["--out", out, "--tf32", "-j", "2",
+                "--kopt-opt", self.tool("kopt-opt", FAKE_KOPT_OPT),
+                "--kopt-space", self.tool("kopt-space", FAKE_KOPT_SPACE),
+                "--ptxas", self.tool("ptxas", FAKE_PTXAS)]
+        for x in only:
+            argv += ["--only", x]
+        try:
+            rc, text = quiet(cs.main, argv)
+        finally:
+            del os.environ["KOPT_FAKE_LOG"]
+        self.assertEqual(rc, 0, text)
+        with open(log) as f:
+            calls = f.read().splitlines()
+        self.assertEqual(len(calls), 1)
+        self.assertTrue(all(c.endswith("--tf32 --default") for c in calls), calls)
+        with open(os.path.join(out, "index.json")) as f:
+            index = json.load(f)
+        self.assertEqual([p["id"] for p in index["problems"]], only)
+        for p in index["problems"]:
+            self.assertIs(p["tf32"], True)
+            with open(os.path.join(out, os.path.dirname(p["kernels"][0]["file"]),
+                                   "gemm.mlir")) as f:
+                self.assertIn(", tf32} :", f.read())
+            tags = [k["tags"] for k in p["kernels"]]
+            # The default (swizzle 1: not among the candidates, which have 8 for
+            # M >= 512) and the 20 candidates less the two 128 x 256 ones with
+            # block_k 64 that kopt-opt rejected.
+            self.assertEqual(sum("default" in t for t in tags), 1)
+            self.assertEqual(sum("tf32" in t for t in tags), 18)
+        with open(os.path.join(out, "compile_sweep.json")) as f:
+            st = json.load(f)["statuses"]
+        self.assertEqual(st.get("rejected"), 2)
+        self.assertEqual(st.get("ok"), 19)
+        rc, text = quiet(rs.main, ["--sweep-dir", out, "--dry-run"])
+        self.assertEqual(rc, 0, text)
+        self.assertIn("1 problems, 19 kernels, 0 kernels with errors", text)
+        self.assertIn(" f32->f32 tf32 ", text)
+        self.assertNotIn("warning", text)
+
+
+class Tf32Checks(unittest.TestCase):
+    def test_index(self):
+        good = {"kopt_sweep_version": 1, "problems": [
+            gemm("p_tf32", dtype="f32", tf32=True, kernels=[])]}
+        self.assertEqual(rs.check_index(good), [])
+        self.assertIs(rs.normalize_problem(good["problems"][0])["tf32"], True)
+        self.assertIs(rs.normalize_problem(gemm("q", kernels=[]))["tf32"], False)
+        for change, want in ((dict(tf32="yes"), "tf32 must be a boolean"),
+                             (dict(dtype="bf16"), "tf32 needs f32 operands, got 'bf16'")):
+            bad = json.loads(json.dumps(good))
+            bad["problems"][0].update(change)
+            errs = rs.check_index(bad)
+            self.assertTrue(any(want in e for e in errs), (want, errs))
+
+    def test_manifest(self):
+        k = {"file": "p/k.ptx", "manifest": "p/k.json", "schedule": SCHED, "tags": ["tf32"]}
+        p = rs.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
+        m = manifest(p, ptx="k.ptx", schedule=SCHED)
+        self.assertEqual(m["kernels"][0]["attrs"]["tf32"], True)
+        self.assertEqual(rs.check_kernel_manifest(p, k, m, PTX), (None, []))
+        # A kernel built without tf32 for a tf32 problem, and the reverse.
+        del m["kernels"][0]["attrs"]["tf32"]
+        err, _ = rs.check_kernel_manifest(p, k, m, PTX)
+        self.assertIn("tf32 is False, the problem's True", err)
+        q = rs.normalize_problem(gemm("x", dtype="f32", kernels=[]))
+        m = manifest(q, ptx="k.ptx", schedule=SCHED)
+        m["kernels"][0]["attrs"]["tf32"] = True
+        err, _ = rs.check_kernel_manifest(q, k, m, PTX)
+        self.assertIn("tf32 is True, the problem's False", err)
+
+    def test_tolerance(self):
+        # TF32 operands have f16's 10-bit mantissa: f16's tolerance, not f32's.
+        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f32", tf32=True)), 2e-3)
+        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f32")), 1e-5)
+        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f32", tf32=True,
+                                                   tolerance=1e-3)), 1e-3)
+
+    def test_record_and_markdown(self):
+        p = rs.normalize_problem(gemm("x_tf32", m=512, n=6144, k=4096, dtype="f32", tf32=True,
+                                      kernels=[kentry("p0/k0.ptx", ["default"])]))
+        q = rs.normalize_problem(gemm("y", dtype="f32", kernels=[kentry("p1/k0.ptx",
+                                                                        ["default"])]))
+        r = rs.build_record({}, [p, q], {"x_tf32": {"cublas": {"ms": 1.0}, "kernels": {
+            0: {"status": "ok", "ms": 2.0}}}}, None,
+            {"method": {"tf32": True, "tolerance": ks.TOLERANCE,
+                        "tf32_tolerance": ks.TF32_TOLERANCE}})
+        self.assertIs(r["problems"][0]["tf32"], True)
+        self.assertIs(r["problems"][1]["tf32"], False)
+        self.assertEqual(r["problems"][0]["dtype_tolerance"], 2e-3)
+        md = rs.markdown(r)
+        self.assertIn("| 1 | x_tf32 | 512 x 6144 x 4096 B^T | f32 tf32 |", md)
+        self.assertIn("| 2 | y | 64 x 128 x 256 B^T | f32 |", md)
+        self.assertIn("Problems marked tf32 allow TF32: cuBLAS with allow_tf32 = True, "
+                      "tolerance at least 0.002.", md)
+
+
+class FakeT:
+    """A tensor of the fake torch below: every operation returns itself."""
+    mT = property(lambda self: self)
+
+    def to(self, *a, **kw):
+        return self
+
+    def clone(self):
+        return self
+
+
+class FakeMatmulTorch:
+    """Just what SweepWorker.setup_problem calls; torch.matmul records whether
+    allow_tf32 was on."""
+    float64 = "float64"
+
+    def __init__(self):
+        self.backends = type("B", (), {})()
+        self.backends.cuda = type("C", (), {})()
+        self.backends.cuda.matmul = type("M", (), {"allow_tf32": False})()
+        self.cuda = type("D", (), {"synchronize": staticmethod(lambda: None)})()
+        self.calls = []
+
+    def Generator(self, device):
+        return type("G", (), {"manual_seed": lambda self, s: None})()
+
+    def empty(self, shape, dtype=None, device=None):
+        return FakeT()
+
+    def matmul(self, a, b, out=None):
+        self.calls.append(self.backends.cuda.matmul.allow_tf32)
+        return out or FakeT()
+
+
+class Tf32Worker(rs.SweepWorker):
+    def __init__(self):
+        self.torch = FakeMatmulTorch()
+        self.o = {"seed": 1}
+        self.dt = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+    def make_input(self, x, gen):
+        return FakeT()
+
+    def compare(self, out, ref, tol):
+        return {"rel_err": 3e-4, "passed": 3e-4 <= tol, "special_mismatch": 0}
+
+    def time_fn(self, fn):
+        fn()
+        return {"median_ms": 1.0}
+
+
+class Tf32Cublas(unittest.TestCase):
+    def test_cublas_with_allow_tf32(self):
+        w = Tf32Worker()
+        p = rs.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
+        state, info = w.setup_problem(p, None)
+        # The float64 reference without TF32; cuBLAS's check and timed call with it.
+        self.assertEqual(w.torch.calls, [False, True, True])
+        self.assertFalse(w.torch.backends.cuda.matmul.allow_tf32)  # restored
+        cub = info["cublas"]
+        self.assertEqual(cub["impl"], "torch.matmul(a, b.mT, out=c) with allow_tf32 = True")
+        self.assertTrue(cub["check_passed"])
+        self.assertEqual(info["dtype_tolerance"], 2e-3)
+        self.assertEqual(info["tolerance"], 2e-3)  # above 4 x cuBLAS's 3e-4
+        # Without tf32 cuBLAS stays exact f32.
+        w = Tf32Worker()
+        p = rs.normalize_problem(gemm("x", dtype="f32", kernels=[]))
+        state, info = w.setup_problem(p, None)
+        self.assertEqual(w.torch.calls, [False, False, False])
+        self.assertEqual(info["cublas"]["impl"], "torch.matmul(a, b.mT, out=c)")
+        self.assertEqual(info["dtype_tolerance"], 1e-5)
+
+    def test_context_restores(self):
+        w = Tf32Worker()
+        m = w.torch.backends.cuda.matmul
+        with w.tf32(True):
+            self.assertTrue(m.allow_tf32)
+            with w.tf32(False):
+                self.assertFalse(m.allow_tf32)
+            self.assertTrue(m.allow_tf32)
+        self.assertFalse(m.allow_tf32)
+        with self.assertRaises(RuntimeError):
+            with w.tf32(True):
+                raise RuntimeError("boom")
+        self.assertFalse(m.allow_tf32)
 
 
 # ======================================================================= the driver

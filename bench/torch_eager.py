@@ -257,6 +257,23 @@ def numel(shape):
 
 
 def run_kernel(kernel, args, gen, flush):
+    """Runs, checks and times one kernel's op in eager. A matmul with attrs.tf32
+    (kopt.matmul {tf32}) runs with allow_tf32 = True, as PyTorch code allowing TF32
+    would (restored after); TF32 is off for everything else."""
+    tf32 = kernel["op"] == "matmul" and (kernel.get("attrs") or {}).get("tf32") is True
+    matmul = torch.backends.cuda.matmul
+    prev = matmul.allow_tf32
+    matmul.allow_tf32 = tf32
+    try:
+        entry = _run_kernel(kernel, args, gen, flush)
+    finally:
+        matmul.allow_tf32 = prev
+    if tf32:
+        entry["impl"] += " with allow_tf32 = True"
+    return entry
+
+
+def _run_kernel(kernel, args, gen, flush):
     entry = {
         "name": kernel["name"],
         "op": kernel["op"],

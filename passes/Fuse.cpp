@@ -57,6 +57,8 @@ DictionaryAttr sourceAttrs(Operation *op) {
         b.getNamedAttr("transpose_a", b.getBoolAttr(mm.getTransposeA())));
     attrs.push_back(
         b.getNamedAttr("transpose_b", b.getBoolAttr(mm.getTransposeB())));
+    if (mm.getTf32())
+      attrs.push_back(b.getNamedAttr("tf32", b.getBoolAttr(true)));
   } else if (auto pack = dyn_cast<PackOp>(op)) {
     attrs.push_back(
         b.getNamedAttr("transpose", b.getBoolAttr(pack.getTranspose())));

@@ -1,9 +1,11 @@
 //===- PackOperands.cpp - kopt-pack-operands ------------------------------===//
 //
-// Rewrites `C = A B` (f16/bf16) whose operands the cp.async and wgmma
-// schedules cannot read (an operand not contiguous along K, or K % 8 != 0)
-// into `C = pack(A) pack(B)^T`: A copied to [M, K'], B to [N, K'], with K'
-// = K rounded up to a multiple of 8 and zeros in the padding. The torch.compile
+// Rewrites `C = A B` (f16/bf16, or f32 with `tf32`) whose operands the
+// cp.async, TMA and wgmma schedules cannot read (an operand not contiguous
+// along K, or rows that are not a multiple of 16 bytes) into
+// `C = pack(A) pack(B)^T`: A copied to [M, K'], B to [N, K'], with K' = K
+// rounded up to a multiple of 16 bytes (8 f16/bf16, 4 f32 elements) and
+// zeros in the padding. The torch.compile
 // (Inductor) GEMM templates pad K the same way; BLIS and GotoBLAS call the
 // copies "packing".
 //
@@ -23,8 +25,8 @@ using namespace kopt;
 
 namespace {
 
-/// The cp.async chunk: 16 bytes, 8 elements of f16 or bf16.
-constexpr int64_t kChunkElements = 8;
+/// The cp.async chunk and the TMA row-pitch unit: 16 bytes.
+constexpr int64_t kChunkBytes = 16;
 
 struct KoptPackOperandsPass
     : public kopt::impl::KoptPackOperandsBase<KoptPackOperandsPass> {
@@ -51,8 +53,10 @@ struct KoptPackOperandsPass
     auto aType = cast<RankedTensorType>(mm.getA().getType());
     auto bType = cast<RankedTensorType>(mm.getB().getType());
     Type elt = aType.getElementType();
-    if (!elt.isF16() && !elt.isBF16())
+    if (!elt.isF16() && !elt.isBF16() && !(elt.isF32() && mm.getTf32()))
       return;
+    const int64_t kChunkElements =
+        kChunkBytes / (elt.getIntOrFloatBitWidth() / 8);
     bool ta = mm.getTransposeA(), tb = mm.getTransposeB();
     int64_t m = aType.getDimSize(ta ? 1 : 0), k = aType.getDimSize(ta ? 0 : 1);
     int64_t n = bType.getDimSize(tb ? 0 : 1);
@@ -84,9 +88,9 @@ struct KoptPackOperandsPass
       a = packed(a, /*transpose=*/ta, m);
     if (packB)
       bv = packed(bv, /*transpose=*/!tb, n);
-    auto rewritten =
-        MatmulOp::create(b, loc, mm.getResult().getType(), a, bv,
-                         /*transpose_a=*/false, /*transpose_b=*/true);
+    auto rewritten = MatmulOp::create(b, loc, mm.getResult().getType(), a, bv,
+                                      /*transpose_a=*/false,
+                                      /*transpose_b=*/true, mm.getTf32());
     mm.getResult().replaceAllUsesWith(rewritten.getResult());
     mm.erase();
   }

@@ -57,6 +57,7 @@ sched::MatmulWorkload workloadOf(MatmulOp op) {
   w.c = *dtypeOf(op.getResult().getType());
   w.aKContiguous = !op.getTransposeA();
   w.bKContiguous = op.getTransposeB();
+  w.tf32 = op.getTf32();
   return w;
 }
 

@@ -70,6 +70,9 @@ LogicalResult MatmulOp::verify() {
     return emitOpError("result shape ")
            << shapeStr(c.getShape()) << " does not match the product's "
            << shapeStr({m, n});
+  if (getTf32() && !a.getElementType().isF32())
+    return emitOpError("tf32 applies to f32 operands, got ")
+           << a.getElementType();
   return success();
 }
 

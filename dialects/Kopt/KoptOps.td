@@ -29,12 +29,18 @@ def Kopt_MatmulOp : Kopt_Op<"matmul", [Pure]> {
     `b` has shape NxK (a PyTorch `Linear` weight). `a` and `b` have one element type;
     the result may have any of f32, f16, bf16.
 
+    `tf32` (f32 operands only) allows TF32 tensor cores: each product may be of
+    the operands' values cut to TF32 (8-bit exponent, 10-bit mantissa), still
+    accumulated in f32, as PyTorch's `torch.backends.cuda.matmul.allow_tf32`
+    allows cuBLAS. Without it f32 products are exact f32 products.
+
     ```mlir
     %c = kopt.matmul %x, %w {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
     ```
   }];
   let arguments = (ins Kopt_Tensor:$a, Kopt_Tensor:$b,
-                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       UnitAttr:$tf32);
   let results = (outs Kopt_Tensor:$result);
   let assemblyFormat = [{
     $a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)

@@ -65,6 +65,8 @@ struct Contraction {
   /// copy = tma: i64 parameters holding the global addresses of A's and B's
   /// tensor maps (the kernel's last two parameters), else null.
   Value tensorMapA, tensorMapB;
+  /// The source matmul allows TF32 (kopt.matmul {tf32}).
+  bool tf32 = false;
 };
 
 FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
@@ -111,6 +113,11 @@ FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
   c.K = loops[2];
   c.mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
   c.mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
+  // kopt-fuse records the matmul's attributes in the kernel's `source`.
+  if (DictionaryAttr source = kernel.getSourceAttr())
+    if (auto attrs = source.getAs<DictionaryAttr>("attrs"))
+      if (auto tf32 = attrs.getAs<BoolAttr>("tf32"))
+        c.tf32 = tf32.getValue();
   return c;
 }
 
@@ -833,6 +840,7 @@ static sched::MatmulWorkload workloadOf(const Contraction &c) {
   w.c = dtype(c.out.getType());
   w.aKContiguous = kContiguous(c.mapA);
   w.bKContiguous = kContiguous(c.mapB);
+  w.tf32 = c.tf32;
   return w;
 }
 
@@ -1516,8 +1524,9 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
 
 namespace {
 /// The TMA ring of a wgmma kernel (copy = tma): one thread (thread 0) issues
-/// per stage a box copy of 64 K elements x block_m rows of A and of 64 x
-/// block_n rows of B for every 64 of block_k (cp.async.bulk.tensor through
+/// per stage a box copy of 128 bytes of K (64 16-bit or 32 f32 elements) x
+/// block_m rows of A and x block_n rows of B for every 128 bytes of block_k
+/// (cp.async.bulk.tensor through
 /// the tensor maps the runtime encodes, 128-byte swizzle, out-of-bounds
 /// elements read as zeros) and signals them on the stage's "full" mbarrier
 /// (arrival count 1 plus the stage's bytes); each warp arrives on the
@@ -1533,6 +1542,8 @@ struct TmaRing {
   Value leader, lane; // thread 0 (i1); the lane (index)
   int64_t stages = 0, bytesA = 0, bytesB = 0, subTiles = 0, rowsA = 0,
           rowsB = 0;
+  /// Elements per 128-byte row of a sub-tile (a box's inner extent).
+  int64_t rowElements = 64;
   /// The suspend-time hint of mbarrier.try_wait, ns.
   static constexpr int64_t kSuspendHintNs = 10000000;
 
@@ -1648,8 +1659,8 @@ struct TmaRing {
     Value rowA = arith::IndexCastUIOp::create(b, loc, i32, m0);
     Value rowB = arith::IndexCastUIOp::create(b, loc, i32, n0);
     for (int64_t sub = 0; sub < subTiles; ++sub) {
-      Value k =
-          arith::AddIOp::create(b, loc, kElem, indexConst(b, loc, 64 * sub));
+      Value k = arith::AddIOp::create(b, loc, kElem,
+                                      indexConst(b, loc, rowElements * sub));
       Value k32 = arith::IndexCastUIOp::create(b, loc, i32, k);
       for (int operand = 0; operand < 2; ++operand) {
         int64_t stageBytes = operand ? bytesB : bytesA;
@@ -1701,13 +1712,18 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
   StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true, true};
   StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true, true};
-  const int64_t bytesA = kStages * kBM * kBK * 2,
-                bytesB = kStages * kBN * kBK * 2;
+  // 128-byte rows of 64 16-bit or 32 f32 (TF32) elements; each wgmma K step
+  // reads 32 bytes of them (k16 for 16-bit operands, k8 for TF32).
+  const int64_t kEltBytes = elt.getIntOrFloatBitWidth() / 8;
+  const int64_t kRow = 128 / kEltBytes, kStep = 32 / kEltBytes;
+  const int64_t bytesA = kStages * kBM * kBK * kEltBytes,
+                bytesB = kStages * kBN * kBK * kEltBytes;
   Value smem = dynamicSharedMemory(b, loc, func);
   // Per stage, block_k / 64 sub-tiles of 128-byte rows (each 1024-byte
   // aligned: rows are multiples of 8).
-  a.smem = sharedView(b, loc, smem, 0, {kStages, kBK / 64, kBM, 64}, elt);
-  bs.smem = sharedView(b, loc, smem, bytesA, {kStages, kBK / 64, kBN, 64}, elt);
+  a.smem = sharedView(b, loc, smem, 0, {kStages, kBK / kRow, kBM, kRow}, elt);
+  bs.smem =
+      sharedView(b, loc, smem, bytesA, {kStages, kBK / kRow, kBN, kRow}, elt);
   cfg.dynamicSharedBytes = sched::sharedBytes(s, workloadOf(c));
 
   auto i64 = b.getI64Type();
@@ -1752,8 +1768,9 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     r.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                      indexConst(b, loc, 0));
     r.lane = lane;
-    r.stages = kStages, r.bytesA = kBM * kBK * 2, r.bytesB = kBN * kBK * 2;
-    r.subTiles = kBK / 64, r.rowsA = kBM, r.rowsB = kBN;
+    r.stages = kStages, r.bytesA = bytesA / kStages,
+    r.bytesB = bytesB / kStages;
+    r.subTiles = kBK / kRow, r.rowsA = kBM, r.rowsB = kBN, r.rowElements = kRow;
     r.init(b, loc, kThreads / 32);
     ring = r;
   }
@@ -1766,15 +1783,16 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                        ValueRange accIn) -> SmallVector<Value> {
     Value stageA = arith::AddIOp::create(
         b, loc, groupA,
-        arith::MulIOp::create(b, loc, stage, cI64(kBM * kBK * 2)));
+        arith::MulIOp::create(b, loc, stage, cI64(bytesA / kStages)));
     Value stageB = arith::AddIOp::create(
         b, loc, groupB,
-        arith::MulIOp::create(b, loc, stage, cI64(kBN * kBK * 2)));
+        arith::MulIOp::create(b, loc, stage, cI64(bytesB / kStages)));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     SmallVector<Value> acc(accIn);
-    NVVM::WGMMATypes type =
-        elt.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
-    for (int64_t ks = 0; ks < kBK / 16; ++ks) {
+    NVVM::WGMMATypes type = elt.isF16()    ? NVVM::WGMMATypes::f16
+                            : elt.isBF16() ? NVVM::WGMMATypes::bf16
+                                           : NVVM::WGMMATypes::tf32;
+    for (int64_t ks = 0; ks < kBK / kStep; ++ks) {
       // K step ks: sub-tile ks / 4, 32 bytes per step inside its rows.
       int64_t sub = ks / 4, inRow = (ks % 4) * 32;
       Value descB = wgmmaDescriptor(
@@ -1787,7 +1805,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                 b, loc, stageA, cI64(sub * kBM * 128 + t * 64 * 128 + inRow)));
         acc[t] = NVVM::WgmmaMmaAsyncOp::create(
             b, loc, accType, acc[t], descA, descB,
-            NVVM::MMAShapeAttr::get(ctx, 64, kWarpN, 16),
+            NVVM::MMAShapeAttr::get(ctx, 64, kWarpN, kStep),
             NVVM::WGMMATypesAttr::get(ctx, type),
             NVVM::WGMMATypesAttr::get(ctx, type),
             NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
@@ -2162,8 +2180,9 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
   }
   // TMA: A's and B's tensor maps follow, each an i64 holding the global
   // address of a CUtensorMap the runtime encodes from the manifest entry:
-  // the operand [rows, K] (dims innermost first: K, rows), a box of 64 K
-  // elements (128 bytes) x block_m or block_n rows, 128-byte swizzle.
+  // the operand [rows, K] (dims innermost first: K, rows), a box of 128
+  // bytes of K (64 16-bit or 32 f32 elements) x block_m or block_n rows,
+  // 128-byte swizzle.
   std::vector<TensorMapParam> tensorMaps;
   if (s.copy == sched::CopyEngine::TMA) {
     MLIRContext *ctx = func.getContext();
@@ -2194,7 +2213,9 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
         return kernel.emitOpError("cannot add the tensor map parameter of ")
                << o.name;
       *o.param = func.getArgument(index);
-      tensorMaps.push_back({arg.getArgNumber(), {64, o.rows}, 128});
+      // 128-byte box rows: 64 16-bit or 32 f32 elements.
+      int64_t rowElements = 128 / (type.getElementTypeBitWidth() / 8);
+      tensorMaps.push_back({arg.getArgNumber(), {rowElements, o.rows}, 128});
     }
   }
   FailureOr<LaunchConfig> cfg =

@@ -52,6 +52,14 @@ uint16_t floatToF16(float value) {
   return sign | static_cast<uint16_t>(floatBits(sum) - 0x3f000000u);
 }
 
+float truncateToTf32(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  u &= 0xffffe000u;
+  std::memcpy(&value, &u, 4);
+  return value;
+}
+
 float f16ToFloat(uint16_t bits) {
   uint32_t sign = uint32_t(bits & 0x8000u) << 16;
   uint32_t exp = (bits >> 10) & 0x1fu;

@@ -329,6 +329,11 @@ Status validateKernelOperands(const KernelSpec &kernel,
                                     "(got ") +
                         dtypeName(a.dtype) + " and " + dtypeName(b.dtype) +
                         ")");
+    // TF32 rounds f32 operands; it means nothing for f16/bf16 ones.
+    if (kernel.attrs.tf32 && a.dtype != DType::F32)
+      return fail(where + ".attrs.tf32",
+                  std::string("tf32 needs f32 operands, 'a' and 'b' are ") +
+                      dtypeName(a.dtype));
     int64_t m = kernel.attrs.transposeA ? a.shape[1] : a.shape[0];
     int64_t ka = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
     int64_t kb = kernel.attrs.transposeB ? b.shape[1] : b.shape[0];
@@ -786,6 +791,13 @@ public:
         return tb.status();
       k.attrs.transposeA = *ta;
       k.attrs.transposeB = *tb;
+      // Optional: absent means exact f32 semantics.
+      if (attrs.contains("tf32")) {
+        Expected<bool> tf32 = getBool(attrs, path, "tf32");
+        if (!tf32.ok())
+          return tf32.status();
+        k.attrs.tf32 = *tf32;
+      }
       break;
     }
     case OpKind::Pack: {

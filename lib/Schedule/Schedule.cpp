@@ -171,8 +171,9 @@ bool MatmulSchedule::operator==(const MatmulSchedule &o) const {
 
 std::string MatmulWorkload::key(const std::string &chip) const {
   return cat("matmul/", m, "x", n, "x", k, "/", toString(a), ",", toString(b),
-             "->", toString(c), "/a", aKContiguous ? "k" : "m", ",b",
-             bKContiguous ? "k" : "n", "/", chip);
+             "->", toString(c), tf32 ? "+tf32" : "", "/a",
+             aKContiguous ? "k" : "m", ",b", bKContiguous ? "k" : "n", "/",
+             chip);
 }
 
 namespace {
@@ -462,9 +463,14 @@ std::optional<std::string> validate(const MatmulSchedule &s,
   if (s.instruction == Instruction::Wgmma) {
     if (!t.hasWgmma)
       return cat("wgmma needs sm_90a (the target is ", t.chip, ")");
-    if (!(w.a == w.b && (w.a == DType::F16 || w.a == DType::BF16)))
-      return cat("wgmma needs f16 or bf16 operands of one type (got ",
+    bool tf32 = w.a == DType::F32 && w.b == DType::F32 && w.tf32;
+    if (!(w.a == w.b && (w.a == DType::F16 || w.a == DType::BF16)) && !tf32)
+      return cat("wgmma needs f16 or bf16 operands of one type, or f32 "
+                 "ones with TF32 allowed (kopt.matmul {tf32}) (got ",
                  toString(w.a), " x ", toString(w.b), ")");
+    if (tf32 && s.copy != CopyEngine::TMA)
+      return std::string("wgmma with TF32 operands reads them through TMA: "
+                         "copy must be tma");
     if (s.warpM != 64 && s.warpM != 128)
       return cat("wgmma: a warpgroup's tile has 64 or 128 rows (one or two "
                  "m64 instructions), got warp_m = ",
@@ -473,10 +479,12 @@ std::optional<std::string> validate(const MatmulSchedule &s,
       return cat("wgmma m64nNk16 takes N in multiples of 8: warp_n must be "
                  "one, got ",
                  s.warpN);
-    if (s.blockK != 64 && s.blockK != 128)
-      return cat("wgmma reads 128-byte swizzled rows of 64 16-bit elements: "
-                 "block_k must be 64 or 128, got ",
-                 s.blockK);
+    // 128-byte rows: 64 16-bit or 32 f32 elements per sub-tile.
+    int64_t rowElements = 128 / bytesOf(w.a);
+    if (s.blockK != rowElements && s.blockK != 2 * rowElements)
+      return cat("wgmma reads 128-byte swizzled rows of ", rowElements, " ",
+                 toString(w.a), " elements: block_k must be ", rowElements,
+                 " or ", 2 * rowElements, ", got ", s.blockK);
     bool tma = s.copy == CopyEngine::TMA;
     if (s.copy == CopyEngine::Sync || s.stages < 2)
       return std::string("wgmma takes copy = cp_async or tma with stages >= 2");
@@ -485,10 +493,15 @@ std::optional<std::string> validate(const MatmulSchedule &s,
                  toString(s.copy), ") needs both operands contiguous along K; ",
                  !w.aKContiguous ? "A is stored [K, M] (transposed)"
                                  : "B is stored [K, N] (row-major)");
-    if (w.k % 8)
+    // cuTensorMapEncodeTiled takes dimensions up to 2^32.
+    if (tma && std::max({w.m, w.n, w.k}) > (int64_t(1) << 32))
+      return cat("TMA tensor maps take dimensions up to 2^32; the workload "
+                 "is ",
+                 w.m, "x", w.n, "x", w.k);
+    if (w.k % (16 / bytesOf(w.a)))
       return tma ? cat("TMA needs the operands' row pitch (K elements) to be "
                        "a multiple of 16 bytes: K (",
-                       w.k, ") must be a multiple of 8")
+                       w.k, ") must be a multiple of ", 16 / bytesOf(w.a))
                  : cat("wgmma's cp.async copies move 16-byte chunks of 8 "
                        "elements: K (",
                        w.k, ") must be a multiple of 8");
@@ -520,7 +533,8 @@ std::optional<std::string> validate(const MatmulSchedule &s,
   if (!halfOperands)
     return cat("mma_sync needs f16 or bf16 operands of one type (got ",
                toString(w.a), " x ", toString(w.b),
-               "); f32 matmuls use ffma (TF32 is not used unless asked for)");
+               "); f32 matmuls use ffma, or wgmma when kopt.matmul allows "
+               "tf32");
   if (s.warpM % kMmaM || s.warpN % kMmaN)
     return cat("the warp tile ", s.warpM, "x", s.warpN,
                " must be made of whole ", kMmaM, "x", kMmaN, " mma tiles");
@@ -598,6 +612,26 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
   s.persistent = false;
   bool halfOperands = w.a == w.b && (w.a == DType::F16 || w.a == DType::BF16);
   int64_t evenN = w.n % 2 == 0 ? 2 : 1;
+  // f32 with TF32 allowed, M > 64, both operands contiguous along K with
+  // 16-byte rows: wgmma m64n256k8 through TMA, 128 x 256 tiles, block_k 32,
+  // 4 stages, the staged epilogue (Llama q/k/v 512 x 6144 x 4096: 1.002 x
+  // cuBLAS TF32, ffma 0.116; bench/results/2026-11-30-tf32-sweep-h200).
+  // gemv stays faster at M <= 8 (0.932 against 0.754).
+  if (w.a == DType::F32 && w.b == DType::F32 && w.tf32 && t.hasWgmma &&
+      w.m > 64 && w.aKContiguous && w.bKContiguous && w.k % 4 == 0) {
+    MatmulSchedule g;
+    g.instruction = Instruction::Wgmma;
+    g.copy = CopyEngine::TMA;
+    g.blockM = 128, g.blockN = 256, g.warpM = 64, g.warpN = 256;
+    g.blockK = 32;
+    g.stages = 4;
+    g.splitK = 1;
+    g.swizzle = 8;
+    g.persistent = false;
+    g.vectorWidth = w.n % 4 == 0 ? 4 : evenN;
+    if (!validate(g, w, t))
+      return g;
+  }
   // Matrix-vector products (M = 1 for 16-bit operands, M <= 8 for f32) with
   // both operands contiguous along K: gemv, lanes splitting K (Llama q/k/v
   // 1 x 6144 x 4096 bf16: 23.3 -> 21.7 us; o_proj 8 x 4096 x 4096 f32:
@@ -832,6 +866,7 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
                    {"c", toString(w.c)},
                    {"a_k_contiguous", w.aKContiguous},
                    {"b_k_contiguous", w.bKContiguous},
+                   {"tf32", w.tf32},
                    {"key", w.key(t.chip)}};
   j["target"] = {{"chip", t.chip},
                  {"max_shared_per_block", t.maxSharedPerBlock},
@@ -851,9 +886,12 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "mma_sync: shared bytes = stages * (block_m + block_n) * (block_k + 8) "
       "* 2 <= max_shared_per_block",
       "copy = sync <=> stages == 1; copy = cp_async or tma <=> stages >= 2",
-      "tma: wgmma only; A and B contiguous along K, K % 8 == 0 (16-byte row "
-      "pitch); one box of 64 x block_m (A) and 64 x block_n (B) per 64 of "
-      "block_k, 128-byte swizzle; + 16 * stages bytes of mbarriers",
+      "tma: wgmma only; A and B contiguous along K, K * sizeof(dtype) % 16 "
+      "== 0 (16-byte row pitch); one box of 128 bytes of K x block_m (A) and "
+      "x block_n (B) per 128 bytes of block_k, 128-byte swizzle; + 16 * "
+      "stages bytes of mbarriers",
+      "wgmma with f32 operands: only when the matmul allows tf32, copy = "
+      "tma, block_k 32 or 64 (k8 steps)",
       "cp_async: A and B contiguous along K, K % 8 == 0, and block_m * "
       "block_k / 8 and block_n * block_k / 8 multiples of 32 * num_warps",
       "ffma: copy = sync, stages 1 or 2; vector_width 1, or 4 when each "

@@ -51,8 +51,20 @@ func.func @transposed_a(%a: tensor<256x512xbf16>, %b: tensor<1024x256xbf16>) -> 
   return %c : tensor<512x1024xbf16>
 }
 
-// Left alone: operands already K-contiguous with K % 8 == 0; f32 (FFMA reads
-// any layout); decode (M = 16 < 128: copying B would cost more than the GEMM);
+// f32 with tf32 (wgmma through TMA): rows padded to a multiple of 16 bytes
+// (4 f32), B transposed; the copy keeps tf32.
+// CHECK-LABEL: func.func @tf32(
+// CHECK-SAME:    %[[A:[^:]*]]: tensor<512x1001xf32>, %[[B:[^:]*]]: tensor<1001x1024xf32>
+// CHECK-NEXT:    %[[PA:.*]] = kopt.pack %[[A]] : tensor<512x1001xf32> -> tensor<512x1004xf32>
+// CHECK-NEXT:    %[[PB:.*]] = kopt.pack %[[B]] {transpose} : tensor<1001x1024xf32> -> tensor<1024x1004xf32>
+// CHECK-NEXT:    kopt.matmul %[[PA]], %[[PB]] {tf32, transpose_b} : tensor<512x1004xf32>, tensor<1024x1004xf32> -> tensor<512x1024xf32>
+func.func @tf32(%a: tensor<512x1001xf32>, %b: tensor<1001x1024xf32>) -> tensor<512x1024xf32> {
+  %c = kopt.matmul %a, %b {tf32} : tensor<512x1001xf32>, tensor<1001x1024xf32> -> tensor<512x1024xf32>
+  return %c : tensor<512x1024xf32>
+}
+
+// Left alone: operands already K-contiguous with K % 8 == 0; f32 without tf32
+// (FFMA reads any layout); decode (M = 16 < 128: copying B would cost more than the GEMM);
 // and K % 8 != 0 when one of the two copies would not be reused enough.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     kopt.pack

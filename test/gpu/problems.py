@@ -62,6 +62,13 @@ def problems():
                 "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages,
                 "split_k": split_k, "swizzle": 1, "vector_width": vw}
 
+    def tf32(bm, bn, wm, wn, bk, stages, vw, split_k=1, persistent=False):
+        # wgmma on f32 operands: the problem's matmul gets {tf32}.
+        return {"instruction": "wgmma", "copy": "tma", "block_m": bm, "block_n": bn,
+                "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages,
+                "split_k": split_k, "swizzle": 8 if bm * 8 <= 4096 else 1,
+                "vector_width": vw, "persistent": persistent}
+
     def gemv(bm, bn, wn, bk, split_k=1):
         return {"instruction": "gemv", "copy": "sync", "stages": 1, "block_m": bm,
                 "warp_m": bm, "block_n": bn, "warp_n": wn, "block_k": bk,
@@ -125,6 +132,16 @@ def problems():
          {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 128,
           "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
           "swizzle": 4, "vector_width": 2, "persistent": True}),
+        # TF32 (kopt.matmul {tf32}, wgmma m64nNk8 through TMA): the staged
+        # epilogue, odd N, a K tail with split-K, a row-major B (packed), a
+        # tile larger than the problem, a persistent grid.
+        (4096, 4096, 4096, "f32", "f32", True, tf32(128, 256, 64, 256, 32, 4, 4)),
+        (4097, 4095, 4096, "f32", "f32", True, tf32(128, 128, 64, 128, 64, 3, 1)),
+        (100, 1000, 1004, "f32", "f32", True, tf32(64, 64, 64, 64, 32, 4, 4, split_k=2)),
+        (300, 1000, 1001, "f32", "f32", False, tf32(128, 128, 64, 128, 32, 3, 2)),
+        (33, 17, 12, "f32", "f32", True, tf32(64, 16, 64, 16, 32, 2, 1)),
+        (2048, 2056, 520, "f32", "f32", True,
+         tf32(128, 128, 64, 128, 32, 3, 4, persistent=True)),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
@@ -147,11 +164,14 @@ def problems():
     ]
     for m, n, k, dt, rt, tb, sched in split:
         a, b = [m, k], ([n, k] if tb else [k, n])
-        attr = " {transpose_b}" if tb else ""
+        tf = dt == "f32" and sched.get("instruction") == "wgmma"
+        flags = (["transpose_b"] if tb else []) + (["tf32"] if tf else [])
+        attr = " {" + ", ".join(flags) + "}" if flags else ""
         name = (f"matmul_{dt}_{rt}_{m}x{n}x{k}" + ("_tb" if tb else "") +
                 (f"_splitk{sched['split_k']}" if sched.get("split_k", 1) > 1 else "") +
                 ("_persistent" if sched.get("persistent") else "") +
-                ("_tma" if sched.get("copy") == "tma" else "") +
+                ("_tma" if sched.get("copy") == "tma" and not tf else "") +
+                ("_tf32" if tf else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
                  else "") +
                 ("_gemv" if sched.get("instruction") == "gemv" else "") +

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 using namespace kopt::rt;
 
@@ -87,4 +89,84 @@ TEST(Check, NaNReference) {
   c = checkOutput(out, DType::F32, ref, 2, toleranceFor(DType::F32));
   EXPECT_FALSE(c.passed);
   EXPECT_EQ(c.specialMismatch, 1);
+}
+
+namespace {
+/// A matmul kernel spec: a [M, K], b [K, N] of `in`, result [M, N] of `out`.
+KernelSpec matmulKernel(DType in, DType out, bool tf32) {
+  KernelSpec k;
+  k.name = "mm";
+  k.cls = KernelClass::Matmul;
+  k.op = OpKind::Matmul;
+  k.attrs.tf32 = tf32;
+  k.params = {{"a", Role::Input, in, {32, 48}},
+              {"b", Role::Input, in, {48, 40}},
+              {"result", Role::Output, out, {32, 40}}};
+  return k;
+}
+
+} // namespace
+
+TEST(Check, KernelTolerances) {
+  // By the result's dtype, TF32 or not.
+  EXPECT_DOUBLE_EQ(
+      toleranceFor(matmulKernel(DType::F32, DType::F32, false)).relErr, 1e-5);
+  EXPECT_DOUBLE_EQ(
+      toleranceFor(matmulKernel(DType::BF16, DType::F32, false)).relErr, 1e-5);
+  EXPECT_DOUBLE_EQ(
+      toleranceFor(matmulKernel(DType::F16, DType::F16, false)).relErr, 2e-3);
+  // TF32: the inputs are treated as f16 (10-bit mantissa): f16's tolerance.
+  Tolerance tf32 = toleranceFor(matmulKernel(DType::F32, DType::F32, true));
+  EXPECT_DOUBLE_EQ(tf32.relErr, toleranceFor(DType::F16).relErr);
+  EXPECT_DOUBLE_EQ(tf32.relErr, 2e-3);
+  EXPECT_DOUBLE_EQ(tf32.maxAbsFactor, 10.0);
+  // A result coarser than that keeps its own.
+  EXPECT_DOUBLE_EQ(
+      toleranceFor(matmulKernel(DType::F32, DType::BF16, true)).relErr, 1e-2);
+  // Not a matmul: the result's dtype alone.
+  KernelSpec add;
+  add.op = OpKind::Add;
+  add.params = {{"lhs", Role::Input, DType::F32, {8}},
+                {"rhs", Role::Input, DType::F32, {8}},
+                {"result", Role::Output, DType::F16, {8}}};
+  EXPECT_DOUBLE_EQ(toleranceFor(add).relErr, 2e-3);
+}
+
+TEST(Check, Tf32ToleranceFitsTf32Products) {
+  // A TF32 product (operands truncated to 10 mantissa bits, f32 sums)
+  // against the exact product of the f32 inputs, as kopt-run checks it:
+  // within the TF32 tolerance, far outside f32's.
+  const int M = 32, N = 40, K = 48;
+  std::vector<float> a(M * K), b(K * N);
+  uint64_t state = 12345;
+  auto uniform = [&state] { // uniform(-1, 1), a fixed LCG
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return float(double(state >> 11) / double(1ull << 53) * 2.0 - 1.0);
+  };
+  for (float &x : a)
+    x = uniform();
+  for (float &x : b)
+    x = uniform();
+  std::vector<float> out(M * N);
+  std::vector<double> ref(M * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      double exact = 0.0;
+      for (int k = 0; k < K; ++k) {
+        acc += truncateToTf32(a[i * K + k]) * truncateToTf32(b[k * N + j]);
+        exact += double(a[i * K + k]) * double(b[k * N + j]);
+      }
+      out[i * N + j] = acc;
+      ref[i * N + j] = exact;
+    }
+  CheckResult c =
+      checkOutput(out.data(), DType::F32, ref.data(), M * N,
+                  toleranceFor(matmulKernel(DType::F32, DType::F32, true)));
+  EXPECT_TRUE(c.passed) << c.reason;
+  EXPECT_GT(c.relErr, 1e-4); // really rounded: well above f32's error
+  EXPECT_LT(c.relErr, 1e-3); // and with margin below 2e-3
+  c = checkOutput(out.data(), DType::F32, ref.data(), M * N,
+                  toleranceFor(matmulKernel(DType::F32, DType::F32, false)));
+  EXPECT_FALSE(c.passed);
 }

@@ -490,6 +490,76 @@ TEST(ManifestErrors, Pack) {
 }
 
 namespace {
+/// The valid manifest plus an f32 matmul that allows TF32 (`tf32`).
+json withTf32() {
+  json doc = valid();
+  doc["kernels"].push_back(json::parse(R"({
+    "name": "matmul_tf32_5", "class": "matmul", "op": "matmul",
+    "attrs": {"transpose_a": false, "transpose_b": true, "tf32": true},
+    "params": [
+      {"name": "a", "role": "input", "dtype": "f32", "shape": [128, 64]},
+      {"name": "b", "role": "input", "dtype": "f32", "shape": [256, 64]},
+      {"name": "result", "role": "output", "dtype": "f32", "shape": [128, 256]}
+    ],
+    "grid": [2, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 98304
+  })"));
+  return doc;
+}
+} // namespace
+
+TEST(Manifest, ParsesTf32) {
+  Expected<Manifest> m = parseManifest(withTf32().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &k = m->kernels.back();
+  EXPECT_EQ(k.op, OpKind::Matmul);
+  EXPECT_TRUE(k.attrs.tf32);
+  EXPECT_TRUE(k.attrs.transposeB);
+  // Reports show the attrs as written.
+  EXPECT_EQ(json::parse(k.attrsJson)["tf32"], true);
+  // Absent: exact f32 semantics.
+  EXPECT_FALSE(m->kernels[0].attrs.tf32);
+  json doc = withTf32();
+  doc["kernels"][5]["attrs"].erase("tf32");
+  m = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_FALSE(m->kernels[5].attrs.tf32);
+  doc = withTf32();
+  doc["kernels"][5]["attrs"]["tf32"] = false;
+  m = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_FALSE(m->kernels[5].attrs.tf32);
+  // tf32 false is fine on bf16 operands too.
+  doc = valid();
+  doc["kernels"][0]["attrs"]["tf32"] = false;
+  m = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_FALSE(m->kernels[0].attrs.tf32);
+}
+
+TEST(ManifestErrors, Tf32) {
+  json doc = withTf32();
+  doc["kernels"][5]["attrs"]["tf32"] = "yes";
+  expectError(doc, "kernels[5] (matmul_tf32_5).attrs.tf32: must be a boolean, "
+                   "got a string");
+  doc = withTf32();
+  doc["kernels"][5]["attrs"]["tf32"] = 1;
+  expectError(doc, "attrs.tf32: must be a boolean, got an integer");
+  doc = withTf32();
+  doc["kernels"][5]["attrs"]["tf32"] = nullptr;
+  expectError(doc, "attrs.tf32: must be a boolean, got null");
+  // Only f32 operands can be cut to TF32.
+  doc = valid();
+  doc["kernels"][0]["attrs"]["tf32"] = true;
+  expectError(doc, "kernels[0] (matmul_0).attrs.tf32: tf32 needs f32 operands, "
+                   "'a' and 'b' are bf16");
+  doc = withTf32();
+  doc["kernels"][5]["params"][0]["dtype"] = "f16";
+  doc["kernels"][5]["params"][1]["dtype"] = "f16";
+  expectError(doc, "kernels[5] (matmul_tf32_5).attrs.tf32: tf32 needs f32 "
+                   "operands, 'a' and 'b' are f16");
+}
+
+namespace {
 /// The valid manifest with a split-K matmul: a workspace parameter bound to a
 /// workspace buffer.
 json withWorkspace() {

@@ -59,6 +59,66 @@ TEST(Schedule, DefaultPicksTheInstructionByDtype) {
   EXPECT_EQ(defaultSchedule(f32c, h200()).copy, CopyEngine::CpAsync);
 }
 
+TEST(Schedule, Tf32) {
+  MatmulWorkload w = linear(4096, 4096, 4096, DType::F32);
+  MatmulSchedule s;
+  s.instruction = Instruction::Wgmma;
+  s.copy = CopyEngine::TMA;
+  s.blockM = 128, s.blockN = 256, s.warpM = 64, s.warpN = 256;
+  s.blockK = 32, s.stages = 4, s.vectorWidth = 4;
+  auto reason = [&](MatmulSchedule t, const MatmulWorkload &wl) {
+    std::optional<std::string> r = validate(t, wl, h200());
+    return r ? *r : std::string("valid");
+  };
+  // Exact f32 semantics: no tensor cores.
+  EXPECT_NE(reason(s, w).find("or f32 ones with TF32 allowed"),
+            std::string::npos);
+  w.tf32 = true;
+  EXPECT_EQ(reason(s, w), "valid");
+  EXPECT_EQ(w.key("sm_90a"), "matmul/4096x4096x4096/f32,f32->f32+tf32/ak,bk/"
+                             "sm_90a");
+  // 128-byte rows hold 32 f32: block_k 32 or 64; stages of 4-byte elements.
+  EXPECT_EQ(pipelineSharedBytes(s, w), 4 * (128 + 256) * 32 * 4);
+  MatmulSchedule bk128 = s;
+  bk128.blockK = 128;
+  EXPECT_NE(reason(bk128, w).find("32 f32 elements: block_k must be 32 or 64"),
+            std::string::npos);
+  // TMA only; K rows a multiple of 16 bytes (4 f32).
+  MatmulSchedule cp = s;
+  cp.copy = CopyEngine::CpAsync;
+  EXPECT_NE(reason(cp, w).find("copy must be tma"), std::string::npos);
+  MatmulWorkload odd = w;
+  odd.k = 4094;
+  EXPECT_NE(reason(s, odd).find("must be a multiple of 4"), std::string::npos);
+  odd.k = 4092;
+  EXPECT_EQ(reason(s, odd), "valid");
+  // The default: wgmma through TMA above M = 64, gemv for M <= 8, ffma
+  // without tf32.
+  MatmulSchedule d = defaultSchedule(w, h200());
+  EXPECT_EQ(d.instruction, Instruction::Wgmma);
+  EXPECT_EQ(d.copy, CopyEngine::TMA);
+  EXPECT_EQ(d.blockK, 32);
+  EXPECT_EQ(
+      defaultSchedule(linear(8, 4096, 4096, DType::F32), h200()).instruction,
+      Instruction::Gemv);
+  MatmulWorkload m8 = linear(8, 4096, 4096, DType::F32);
+  m8.tf32 = true;
+  EXPECT_EQ(defaultSchedule(m8, h200()).instruction, Instruction::Gemv);
+  EXPECT_EQ(
+      defaultSchedule(linear(4096, 4096, 4096, DType::F32), h200()).instruction,
+      Instruction::FFMA);
+  // Tensor maps take dimensions up to 2^32.
+  MatmulWorkload huge = w;
+  huge.m = (int64_t(1) << 32) + 64;
+  EXPECT_NE(reason(s, huge).find("dimensions up to 2^32"), std::string::npos);
+  // mma_sync stays 16-bit only.
+  MatmulSchedule mma = s;
+  mma.instruction = Instruction::MmaSync;
+  mma.copy = CopyEngine::CpAsync;
+  EXPECT_NE(reason(mma, w).find("mma_sync needs f16 or bf16"),
+            std::string::npos);
+}
+
 TEST(Schedule, Tma) {
   MatmulWorkload w = linear(4096, 4096, 4096);
   MatmulSchedule s = defaultSchedule(w, h200());

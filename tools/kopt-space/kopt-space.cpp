@@ -44,6 +44,10 @@ static cl::opt<bool> transposeA("transpose-a", cl::desc("A is stored [K, M]"),
 static cl::opt<bool>
     transposeB("transpose-b", cl::desc("B is stored [N, K] (a Linear weight)"),
                cl::cat(category));
+static cl::opt<bool> tf32Opt(
+    "tf32",
+    cl::desc("the matmul allows TF32 (f32 operands; kopt.matmul {tf32})"),
+    cl::cat(category));
 static cl::opt<std::string> chipOpt("chip", cl::desc("target GPU"),
                                     cl::cat(category), cl::init("sm_90a"));
 static cl::opt<bool> printDefault("default",
@@ -93,10 +97,13 @@ int main(int argc, char **argv) {
       parseDType(outDtypeOpt.empty() ? dtypeOpt : outDtypeOpt);
   if (!a || !c)
     return fail("dtypes must be f32, f16 or bf16");
+  if (tf32Opt && *a != DType::F32)
+    return fail("--tf32 applies to f32 operands (--dtype=f32)");
   w.a = w.b = *a;
   w.c = *c;
   w.aKContiguous = !transposeA;
   w.bKContiguous = transposeB;
+  w.tf32 = tf32Opt;
   std::optional<Target> t = Target::forChip(chipOpt);
   if (!t)
     return fail("unknown chip '" + chipOpt + "'");

@@ -30,6 +30,13 @@ struct Tolerance {
 /// inputs: the tolerance follows the output dtype).
 Tolerance toleranceFor(DType outputDtype);
 
+/// The tolerance for `kernel`'s `result`: toleranceFor(its dtype), except for
+/// a matmul with `tf32` (TF32 allowed, f32 operands), whose inputs are treated
+/// as f16-precision: at least toleranceFor(DType::F16), i.e. relative error
+/// 2e-3 for an f32 result (see Check.cpp for why). Its reference stays the
+/// exact f32 product.
+Tolerance toleranceFor(const KernelSpec &kernel);
+
 struct CheckResult {
   bool passed = false;
   /// ||out - ref||_2 / ||ref||_2 over elements where both are finite (the

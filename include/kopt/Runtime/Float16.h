@@ -26,6 +26,10 @@ float bf16ToFloat(uint16_t bits);
 uint16_t floatToF16(float value);
 /// f16 bits -> float (exact).
 float f16ToFloat(uint16_t bits);
+/// `value` as a TF32 tensor-core operand: the mantissa cut to 10 bits (the
+/// low 13 bits dropped, as wgmma does when it reads f32 as tf32; PTX ISA,
+/// wgmma .tf32).
+float truncateToTf32(float value);
 
 /// Stores `value` rounded to `dtype` at element `index` of the raw array
 /// `data`.

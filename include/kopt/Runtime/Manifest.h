@@ -113,9 +113,13 @@ enum class ReduceKind { Sum, Max, Mean };
 const char *reduceKindName(ReduceKind kind);
 
 /// The op's attributes. Only the fields of the kernel's op are meaningful.
+/// `tf32` is the matmul's optional `tf32` (absent = false): the product may run
+/// on tensor cores in TF32 (operands' mantissas cut to 10 bits, products summed
+/// in f32); validateKernelOperands rejects it on operands that are not f32.
 struct OpAttrs {
   bool transposeA = false;                                 // matmul
   bool transposeB = false;                                 // matmul
+  bool tf32 = false;                                       // matmul
   GeluApproximation approximate = GeluApproximation::None; // gelu
   ReduceKind reduceKind = ReduceKind::Sum;                 // reduce
   double eps = 0.0;                                        // rmsnorm, layernorm

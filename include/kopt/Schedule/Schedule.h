@@ -116,7 +116,11 @@ struct MatmulWorkload {
   int64_t m = 1, n = 1, k = 1;
   DType a = DType::F32, b = DType::F32, c = DType::F32;
   bool aKContiguous = true, bKContiguous = false;
-  /// The workload key: shape, dtypes, layouts, target chip.
+  /// f32 operands may be cut to TF32 (kopt.matmul's `tf32`): wgmma with TF32
+  /// operands becomes a candidate.
+  bool tf32 = false;
+  /// The workload key: shape, dtypes (`+tf32` after them when allowed),
+  /// layouts, target chip.
   std::string key(const std::string &chip) const;
 };
 

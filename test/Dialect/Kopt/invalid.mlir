@@ -605,3 +605,11 @@ func.func @pack_shrinks(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
   %y = kopt.pack %x {transpose} : tensor<4x8xf16> -> tensor<4x8xf16>
   return %y : tensor<4x8xf16>
 }
+
+// -----
+
+func.func @matmul_tf32_bf16(%a: tensor<16x64xbf16>, %b: tensor<64x32xbf16>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'kopt.matmul' op tf32 applies to f32 operands, got 'bf16'}}
+  %c = kopt.matmul %a, %b {tf32} : tensor<16x64xbf16>, tensor<64x32xbf16> -> tensor<16x32xf32>
+  return %c : tensor<16x32xf32>
+}

@@ -37,6 +37,13 @@ func.func @matmul_transpose_both(%a: tensor<64x16xbf16>, %b: tensor<32x64xbf16>)
   return %c : tensor<16x32xf16>
 }
 
+// CHECK-LABEL: func.func @matmul_tf32(
+// CHECK:         kopt.matmul %{{.*}}, %{{.*}} {tf32, transpose_b} : tensor<16x64xf32>, tensor<32x64xf32> -> tensor<16x32xf32>
+func.func @matmul_tf32(%a: tensor<16x64xf32>, %b: tensor<32x64xf32>) -> tensor<16x32xf32> {
+  %c = kopt.matmul %a, %b {transpose_b, tf32} : tensor<16x64xf32>, tensor<32x64xf32> -> tensor<16x32xf32>
+  return %c : tensor<16x32xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops, with and without broadcasting
 //===----------------------------------------------------------------------===//

@@ -194,6 +194,24 @@ void matmul(void **a) {
     }
 }
 
+/// What a TF32 tensor-core matmul computes (tf32.json): row-major
+/// result[32, 40] = a[32, 48] b[40, 48]^T, f32 operands with their mantissas
+/// cut to TF32's 10 bits (the low 13 bits dropped, as wgmma does with f32 in
+/// shared memory), f32 sums.
+void matmulTf32(void **a) {
+  const int M = 32, N = 40, K = 48;
+  const float *x = arg<float>(a, 0), *y = arg<float>(a, 1);
+  float *out = arg<float>(a, 2);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float acc = 0;
+      for (int k = 0; k < K; ++k)
+        acc += kopt::rt::truncateToTf32(x[i * K + k]) *
+               kopt::rt::truncateToTf32(y[j * K + k]);
+      out[i * N + j] = acc;
+    }
+}
+
 /// Is the map at kernel argument `i` the one tma.json asks for: bf16 over the
 /// tensor at argument `tensorArg` (row-major [rows, 48]), box {box0, box1},
 /// `swizzle`, element strides 1, no interleave, L2 256B, no OOB fill?
@@ -269,6 +287,10 @@ const std::map<std::string, FakeKernel> &kernels() {
       {"matmul_nt_bf16", {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmul<0>}},
       {"matmul_tn_f16", {{48 * 32 * 2, 48 * 40 * 2, 32 * 40 * 4}, matmul<1>}},
       {"matmul_nn_f32", {{32 * 48 * 4, 48 * 40 * 4, 32 * 40 * 4}, matmul<2>}},
+      {"matmul_nt_tf32", {{32 * 48 * 4, 40 * 48 * 4, 32 * 40 * 4}, matmulTf32}},
+      // The same kernel under a manifest entry without tf32 (exact f32).
+      {"matmul_nt_tf32_exact",
+       {{32 * 48 * 4, 40 * 48 * 4, 32 * 40 * 4}, matmulTf32}},
       {"matmul_tma_bf16",
        {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmulTma<3>, 2}},
       {"matmul_tma_splitk_bf16",
