@@ -32,6 +32,9 @@ default on the problems with M <= 64 whose operands are both contiguous along K:
 `gemv_candidates()` varies warp_n, the warps per block, block_k and split_k (tag
 "gemv").
 
+With --random-copy C the --random-valid draws keep only points with copy = C (a
+workload without any is replaced by another draw).
+
 With --simt-stages the sweep compares one and two shared-memory buffers (stages 1 and
 2) of the SIMT (ffma) schedules on the f32 problems: the default and the SIMT tiles of
 `candidates()` (tag "simt_stages").
@@ -455,6 +458,9 @@ def main(argv=None):
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--random-valid", type=int, default=0)
     ap.add_argument("--seed", type=int, default=4)
+    ap.add_argument("--random-copy", default=None, choices=("sync", "cp_async", "tma"),
+                    help="--random-valid draws only points with this copy engine "
+                         "(workloads without such points are redrawn)")
     ap.add_argument("--split-k", default=None,
                     help="comma-separated split_k values: a split-K sweep")
     ap.add_argument("--persistent", action="store_true",
@@ -570,7 +576,22 @@ def main(argv=None):
                     print(f"compile_sweep: error: kopt-space: {err.strip()}",
                           file=sys.stderr)
                     return 2
-                sched, valid = rng.choice(json.loads(out)), True
+                points = [q for q in json.loads(out)
+                          if args.random_copy in (None, q.get("copy"))]
+                for _ in range(len(AWKWARD) * 4):
+                    if points:
+                        break
+                    m, n, k, dt, odt, ta, tb = rng.choice(AWKWARD)
+                    p = problem(f"{tag}_{i:03d}_{m}x{n}x{k}_{dt}", m, n, k, dt, odt,
+                                ta, tb, source=f"{tag} sample, seed {args.seed}")
+                    rc, out, err = run([args.kopt_space] + space_args(p) + ["--valid"])
+                    points = [q for q in json.loads(out) if rc == 0 and
+                              args.random_copy in (None, q.get("copy"))]
+                if not points:
+                    print(f"compile_sweep: error: no workload has valid points with "
+                          f"copy = {args.random_copy}", file=sys.stderr)
+                    return 2
+                sched, valid = rng.choice(points), True
             problems.append(p)
             jobs.append((p, sched, [tag], valid))
 

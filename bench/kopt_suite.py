@@ -667,10 +667,43 @@ def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def json_type(x):
+    """The JSON type of a parsed value as the C++ parser names it in messages
+    ("an integer", "a number", "a string", "a boolean", "an array", "an object",
+    "null")."""
+    if isinstance(x, bool):
+        return "a boolean"
+    if isinstance(x, int):
+        return "an integer"
+    if isinstance(x, float):
+        return "a number"
+    if isinstance(x, str):
+        return "a string"
+    if isinstance(x, list):
+        return "an array"
+    if isinstance(x, dict):
+        return "an object"
+    return "null" if x is None else type(x).__name__
+
+
+def _json_int(x, at):
+    """x when it is a JSON integer that fits int64 (as the C++ parser reads it),
+    else ManifestError at `at`."""
+    if not _is_int(x) or x < -(1 << 63):
+        # nlohmann/json reads an integer below -2^63 as a floating-point number.
+        raise ManifestError(f"{at}: must be an integer, got "
+                            f"{'a number' if _is_int(x) else json_type(x)}")
+    if x >= 1 << 63:
+        raise ManifestError(f"{at}: integer out of range")
+    return x
+
+
 def tensor_map_entries(kernel):
-    """The kernel's `tensor_maps` list as written ([] when absent or null)."""
-    maps = kernel.get("tensor_maps") if isinstance(kernel, dict) else None
-    return [] if maps is None else maps
+    """The kernel's `tensor_maps` as written ([] when absent; anything else, null
+    included, as it is: tensor_map_encode_args rejects what is not an array)."""
+    if not isinstance(kernel, dict) or "tensor_maps" not in kernel:
+        return []
+    return kernel["tensor_maps"]
 
 
 def tensor_map_encode_args(kernel, where="kernel"):
@@ -686,10 +719,13 @@ def tensor_map_encode_args(kernel, where="kernel"):
         manifest's bytes in swizzle_bytes), l2_promotion, oob_fill
 
     Pure (no CUDA). `where` prefixes the messages (e.g. "f.json: kernels[0]"); a
-    malformed entry raises ManifestError naming the field."""
+    malformed entry raises ManifestError naming the field. Like the C++ parser,
+    the entries' types (tensor_maps an array, null included; boxes arrays of
+    integers) are checked for every entry before any entry's values. Which maps a
+    kernel takes (its op and schedule) is check_tensor_map_schedule's part."""
     maps = tensor_map_entries(kernel)
     if not isinstance(maps, list):
-        raise ManifestError(f"{where}.tensor_maps: must be a list, got {maps!r}")
+        raise ManifestError(f"{where}.tensor_maps: must be an array, got {json_type(maps)}")
     params = kernel.get("params")
     if not isinstance(params, list):
         raise ManifestError(f"{where}.params: must be a list")
@@ -697,7 +733,6 @@ def tensor_map_encode_args(kernel, where="kernel"):
     for i, p in enumerate(params):
         if isinstance(p, dict) and isinstance(p.get("name"), str):
             index.setdefault(p["name"], i)
-    out = []
     for j, m in enumerate(maps):
         w = f"{where}.tensor_maps[{j}]"
         if not isinstance(m, dict):
@@ -705,6 +740,13 @@ def tensor_map_encode_args(kernel, where="kernel"):
         for key in ("tensor", "box", "swizzle"):
             if key not in m:
                 raise ManifestError(f"{w}: {key} is missing")
+        if not isinstance(m["box"], list):
+            raise ManifestError(f"{w}.box: must be an array, got {json_type(m['box'])}")
+        for d, b in enumerate(m["box"]):
+            _json_int(b, f"{w}.box[{d}]")
+    out = []
+    for j, m in enumerate(maps):
+        w = f"{where}.tensor_maps[{j}]"
         name = m["tensor"]
         if not isinstance(name, str) or name not in index:
             known = ", ".join(p.get("name", "?") for p in params if isinstance(p, dict))
@@ -732,13 +774,11 @@ def tensor_map_encode_args(kernel, where="kernel"):
             raise ManifestError(f"{w}.swizzle: {sw!r} is not 0, 32, 64 or 128")
         esize = DTYPE_BYTES[dtype]
         box = m["box"]
-        if not isinstance(box, list):
-            raise ManifestError(f"{w}.box: must be a list of {rank} integers, got {box!r}")
         if len(box) != rank:
             raise ManifestError(f"{w}.box: has {len(box)} entries, the tensor {name} has "
                                 f"rank {rank}")
         for d, b in enumerate(box):
-            if not _is_int(b) or not 1 <= b <= TMAP_MAX_BOX:
+            if not 1 <= b <= TMAP_MAX_BOX:
                 raise ManifestError(f"{w}.box[{d}]: {b!r} is out of range "
                                     f"(1 to {TMAP_MAX_BOX})")
         inner = box[0] * esize
@@ -771,13 +811,119 @@ def tensor_map_encode_args(kernel, where="kernel"):
     return out
 
 
+# copy = tma (lib/KernelBuilders/Matmul.cpp): map 0 reads A's tiles of block_m rows,
+# map 1 B's of block_n rows, each row 128 bytes of K, 128-byte swizzle.
+TMA_ROW_BYTES = 128
+TMA_SWIZZLE = 128
+TMA_OPERANDS = (("a", "block_m"), ("b", "block_n"))
+
+
+def _describe(p):
+    return f"'{p.get('name')}' [{', '.join(str(d) for d in p.get('shape') or [])}]"
+
+
+def check_tensor_map_schedule(kernel, where="kernel"):
+    """Which tensor maps `kernel` takes (docs/manifest.md, schedule), as the C++
+    runtime's validateTensorMapSchedule: none unless it is a matmul; on a matmul
+    with a `schedule`, its `copy` decides: "tma" takes exactly two, map 0 of `a`
+    with box [128 / sizeof(dtype), schedule.block_m], map 1 of `b` with box
+    [128 / sizeof(dtype), schedule.block_n], both swizzle 128 (a map may name the
+    other input instead when its last, K, dimension is the same: the compiler
+    names one parameter for both maps when a and b are one buffer); any other copy
+    takes none. A matmul without a schedule is held to the entries' rules only.
+    The schedule's types are checked on matmul kernels (an object; `copy` a
+    string; `block_m`, `block_n` integers when copy is "tma"); other kernels'
+    schedules are not read. Call it after tensor_map_encode_args (the entries'
+    own rules); raises ManifestError with the C++ parser's message after
+    `where`."""
+    maps = tensor_map_entries(kernel)
+    n = len(maps)
+    at = f"{where}.tensor_maps"
+    if kernel.get("op") != "matmul":
+        if n:
+            raise ManifestError(f"{at}: op {kernel.get('op')} takes no tensor maps (only a "
+                                f"matmul whose schedule.copy is 'tma' has them), got {n}")
+        return
+    if "schedule" not in kernel:
+        return
+    s, sat = kernel["schedule"], f"{where}.schedule"
+    if not isinstance(s, dict):
+        raise ManifestError(f"{sat}: must be an object, got {json_type(s)}")
+    if "copy" not in s:
+        raise ManifestError(f"{sat}.copy: missing field")
+    copy = s["copy"]
+    if not isinstance(copy, str):
+        raise ManifestError(f"{sat}.copy: must be a string, got {json_type(copy)}")
+    if copy != "tma":
+        if n:
+            raise ManifestError(f"{at}: schedule.copy is '{copy}', which takes no tensor "
+                                f"maps, got {n}")
+        return
+    rows = {}
+    for _, key in TMA_OPERANDS:
+        if key not in s:
+            raise ManifestError(f"{sat}.{key}: missing field")
+        rows[key] = _json_int(s[key], f"{sat}.{key}")
+    if n != 2:
+        raise ManifestError(f"{at}: schedule.copy is 'tma', which takes 2 tensor maps (of "
+                            f"'a', then 'b'), got {n}")
+    params = {}
+    for p in kernel.get("params") or []:
+        if isinstance(p, dict) and isinstance(p.get("name"), str):
+            params.setdefault(p["name"], p)
+    for j, (name, key) in enumerate(TMA_OPERANDS):
+        m, w = maps[j], f"{at}[{j}]"
+        operand, tensor = params.get(name), params.get(m.get("tensor"))
+        if operand is None:
+            raise ManifestError(f"{where}.params: missing parameter '{name}'")
+        if tensor is None or tensor.get("role") != "input":
+            raise ManifestError(f"{w}.tensor: '{m.get('tensor')}' is not an input parameter "
+                                "of the kernel")
+        if tensor is not operand and (not tensor.get("shape") or not operand.get("shape") or
+                                      tensor["shape"][-1] != operand["shape"][-1]):
+            raise ManifestError(f"{w}.tensor: {_describe(tensor)}, but map {j} of a copy = "
+                                f"tma kernel reads {_describe(operand)} (another input only "
+                                "with the same last, K, dimension)")
+        box = m["box"]
+        if len(box) != 2:
+            raise ManifestError(f"{w}.box: has {len(box)} entries, but a copy = tma box has 2 "
+                                f"(128 bytes of K, then {key} rows)")
+        dtype = tensor.get("dtype")
+        row = TMA_ROW_BYTES // DTYPE_BYTES[dtype]
+        if box[0] != row:
+            raise ManifestError(f"{w}.box[0]: {box[0]}, but copy = tma reads rows of 128 "
+                                f"bytes: 128 / sizeof({dtype}) is {row}")
+        if box[1] != rows[key]:
+            raise ManifestError(f"{w}.box[1]: {box[1]}, but schedule.{key} is {rows[key]}")
+        if m["swizzle"] != TMA_SWIZZLE:
+            raise ManifestError(f"{w}.swizzle: {m['swizzle']}, but copy = tma maps use "
+                                f"swizzle {TMA_SWIZZLE}")
+
+
 def tensor_map_error(kernel, where="kernel"):
-    """None when `kernel`'s tensor_maps are well-formed, else the message."""
+    """None when `kernel`'s tensor_maps are well-formed (tensor_map_encode_args)
+    and the ones its op and schedule call for (check_tensor_map_schedule), else
+    the message."""
     try:
         tensor_map_encode_args(kernel, where)
+        check_tensor_map_schedule(kernel, where)
     except ManifestError as e:
         return str(e)
     return None
+
+
+def launch_param_count_error(kernel, count):
+    """None when `count`, the number of parameters of the kernel's PTX entry (as
+    cuFuncGetParamInfo counts them), is the manifest's: its params, then one per
+    tensor map; else the message, as the C++ runtime words it."""
+    params = len(kernel.get("params") or [])
+    maps = len(tensor_map_entries(kernel) or [])
+    if count == params + maps:
+        return None
+    listed = f"{params} param{'' if params == 1 else 's'} and " + (
+        "no tensor maps" if maps == 0 else f"{maps} tensor map{'' if maps == 1 else 's'}")
+    return (f"kernel '{kernel.get('name')}': the PTX entry takes {count} parameters, the "
+            f"manifest lists {listed}")
 
 
 def launch_param_values(kernel, ptrs, map_addresses):

@@ -208,18 +208,67 @@ class TensorMapEncoder:
         return ct.string_at(host, ks.TMAP_BYTES)
 
 
+CUDA_ERROR_INVALID_VALUE = 1
+# More parameters than a PTX entry can have (4 KiB of .param space, 32764 bytes on
+# newer targets): a driver answering beyond this is not believed.
+MAX_KERNEL_PARAMS = 32768
+
+
+def ptx_param_count(ct, lib, func, name="?"):
+    """The number of parameters of the loaded kernel `func` (a CUfunction handle)
+    as the driver's cuFuncGetParamInfo (CUDA 12.4+) counts them: indices 0, 1,
+    2, ... until CUDA_ERROR_INVALID_VALUE. None when `lib` (libcuda.so.1 through
+    ctypes, or a stand-in) has no cuFuncGetParamInfo: an older driver, where the
+    check is skipped. Raises RuntimeError on any other CUDA error."""
+    try:
+        fn = lib.cuFuncGetParamInfo
+    except AttributeError:
+        return None
+    fn.restype = ct.c_int
+    fn.argtypes = [ct.c_void_p, ct.c_size_t, ct.POINTER(ct.c_size_t),
+                   ct.POINTER(ct.c_size_t)]
+    offset, size = ct.c_size_t(), ct.c_size_t()
+    for i in range(MAX_KERNEL_PARAMS):
+        rc = fn(func, i, ct.byref(offset), ct.byref(size))
+        if rc == CUDA_ERROR_INVALID_VALUE:
+            return i
+        if rc != 0:
+            raise RuntimeError(f"kernel {name}: cuFuncGetParamInfo(parameter {i}) failed: "
+                               f"CUresult {rc}")
+    raise RuntimeError(f"kernel {name}: cuFuncGetParamInfo: more than {MAX_KERNEL_PARAMS} "
+                       "parameters")
+
+
 class TensorMapsMixin:
     """What both loaders do for a kernel with TMA tensor maps (kernels[].tensor_maps,
     docs/manifest.md): in `prepare`, once per prepared launch, each map is encoded
     with cuTensorMapEncodeTiled (ctypes on libcuda.so.1: cupy has no binding) from the
     address bound to its tensor, copied host-to-device into a 128-byte device buffer
     (a torch uint8 tensor), and the buffers' addresses are passed as extra .u64
-    parameters after the params, in tensor_maps order. The timed call only launches."""
+    parameters after the params, in tensor_maps order. The timed call only launches.
+    And when a loader looks a kernel up with its manifest entry (`function(...,
+    kernel=)`), the PTX entry's parameter count (cuFuncGetParamInfo, CUDA 12.4+) must
+    be the manifest's params plus its tensor maps (check_param_count)."""
     _tmap_encoder = None
 
     def libcuda(self):
         import ctypes
         return ctypes.CDLL("libcuda.so.1")
+
+    def check_param_count(self, func, kernel):
+        """Raises ManifestError when the PTX entry `func` (its CUfunction handle)
+        takes another number of parameters than the manifest's `kernel` lists
+        (params, then one per tensor map), e.g. a copy = tma kernel whose
+        tensor_maps were removed: counted with cuFuncGetParamInfo, skipped on a
+        driver without it (older than CUDA 12.4). Returns the count (None:
+        skipped)."""
+        import ctypes
+        count = ptx_param_count(ctypes, self.libcuda(), func, kernel.get("name"))
+        if count is not None:
+            err = ks.launch_param_count_error(kernel, count)
+            if err:
+                raise ks.ManifestError(err)
+        return count
 
     def tensor_map_encoder(self):
         if self._tmap_encoder is None:
@@ -290,11 +339,15 @@ class DriverLoader(TensorMapsMixin):
                     f"cuModuleLoadData({ptx_path})")
         return mod
 
-    def function(self, mod, name, smem):
+    def function(self, mod, name, smem, kernel=None):
+        """The kernel `name` of the module; with the manifest's `kernel`, its
+        parameter count is checked against the PTX entry first (check_param_count)."""
         ct = self.ct
         f = ct.c_void_p()
         self._check(self.lib.cuModuleGetFunction(ct.byref(f), mod, name.encode()),
                     f"cuModuleGetFunction({name})")
+        if kernel is not None:
+            self.check_param_count(f, kernel)
         if smem > 48 * 1024:
             self._check(self.lib.cuFuncSetAttribute(f, 8, ct.c_int(smem)),
                         f"cuFuncSetAttribute({name}, MAX_DYNAMIC_SHARED_SIZE_BYTES)")
@@ -351,8 +404,19 @@ class CupyLoader(TensorMapsMixin):
     def load(self, ptx_path):
         return self.cupy.RawModule(path=ptx_path)
 
-    def function(self, mod, name, smem):
+    def function(self, mod, name, smem, kernel=None):
+        """As DriverLoader.function; the CUfunction handle for cuFuncGetParamInfo is
+        the RawKernel's `kernel.ptr` (cupy.cuda.function.Function), and the check is
+        skipped when this cupy does not expose it."""
         f = mod.get_function(name)
+        if kernel is not None:
+            try:
+                handle = int(f.kernel.ptr)
+            except Exception:  # another cupy: no handle, no check
+                handle = None
+            if handle:
+                import ctypes
+                self.check_param_count(ctypes.c_void_p(handle), kernel)
         if smem > 48 * 1024:
             f.max_dynamic_shared_size_bytes = smem
         return f
@@ -616,7 +680,8 @@ class Worker:
             k = kernels[launch["kernel"]]
             if k["name"] not in funcs:
                 funcs[k["name"]] = self.loader.function(mod, k["name"],
-                                                        int(k.get("dynamic_shared_bytes", 0)))
+                                                        int(k.get("dynamic_shared_bytes", 0)),
+                                                        kernel=k)
                 info.append({"name": k["name"], "op": k.get("op"), "class": k.get("class"),
                              "grid": k["grid"], "block": k["block"],
                              "dynamic_shared_bytes": k.get("dynamic_shared_bytes", 0),

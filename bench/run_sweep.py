@@ -464,7 +464,8 @@ class SweepWorker(run_suite.Worker):
             stage = "load"
             t0 = time.monotonic()
             mod = self.loader.load(os.path.join(self.sweep_dir, kentry["file"]))
-            fn = self.loader.function(mod, k["name"], smem)
+            # With the manifest's kernel: its PTX entry's parameter count is checked.
+            fn = self.loader.function(mod, k["name"], smem, kernel=k)
             rec["load_s"] = round(time.monotonic() - t0, 3)
             rec.update({key: v for key, v in self.loader.attributes(fn).items()
                         if v is not None})

@@ -2,8 +2,9 @@
 """Unit tests of the benchmark suite's GPU-free parts: the suite file, shape
 inference, the generated kopt and PyTorch text, FLOPs/bytes, roofline and SOL
 score, derived figures, aggregates, the manifest check, the TMA tensor maps of a
-manifest kernel (encode arguments, launch order, malformed entries) and the
-Markdown report.
+manifest kernel (encode arguments, launch order, malformed entries, the maps the
+op and schedule call for, checked against the C++ parser through kopt-run when it
+is built), the PTX parameter count's message and the Markdown report.
 
     python3 bench/test_kopt_suite.py        (CTest: bench-suite-unit)
 """
@@ -439,14 +440,20 @@ class TensorMaps(unittest.TestCase):
         self.assertEqual((m["rank"], m["global_dim"], m["global_strides"]), (1, [64], []))
 
     def test_absent_or_empty(self):
-        for maps in ([], None):
-            k = tma_kernel()
-            k["tensor_maps"] = maps
-            self.assertEqual(ks.tensor_map_encode_args(k), [])
+        k = tma_kernel()
+        k["tensor_maps"] = []
+        self.assertEqual(ks.tensor_map_encode_args(k), [])
         k = tma_kernel()
         del k["tensor_maps"]
         self.assertEqual(ks.tensor_map_encode_args(k), [])
         self.assertIsNone(ks.tensor_map_error(k))
+        # null is not "none", as in the C++ parser.
+        k["tensor_maps"] = None
+        with self.assertRaisesRegex(ks.ManifestError,
+                                    r"^kernels\[0\]\.tensor_maps: must be an array, got null$"):
+            ks.tensor_map_encode_args(k, "kernels[0]")
+        self.assertEqual(ks.tensor_map_error(k, "kernels[0]"),
+                         "kernels[0].tensor_maps: must be an array, got null")
 
     def test_launch_order(self):
         """Params (the split-K workspace included), then the maps in tensor_maps
@@ -474,9 +481,20 @@ class TensorMaps(unittest.TestCase):
             (tmap(1, box=[512, 256]),
              "f.json: kernels[0].tensor_maps[1].box[0]: 512 is out of range (1 to 256)"),
             (tmap(0, box=[64, 0]), "tensor_maps[0].box[1]: 0 is out of range (1 to 256)"),
-            (tmap(0, box=[64, True]), "tensor_maps[0].box[1]: True is out of range"),
+            (tmap(0, box=[64, True]), "tensor_maps[0].box[1]: must be an integer, got a "
+                                      "boolean"),
+            (tmap(0, box=[64.0, 128]), "tensor_maps[0].box[0]: must be an integer, got a "
+                                       "number"),
+            (tmap(1, box=["64", 256]), "tensor_maps[1].box[0]: must be an integer, got a "
+                                       "string"),
+            (tmap(0, box=[64, None]), "tensor_maps[0].box[1]: must be an integer, got null"),
+            (tmap(0, box=[64, 1 << 63]), "tensor_maps[0].box[1]: integer out of range"),
+            # Types of every entry before any entry's values (map 0's tensor is bad).
+            (lambda k: (k["tensor_maps"][0].update(tensor="x"),
+                        k["tensor_maps"][1].update(box=[64, 2.5])),
+             "tensor_maps[1].box[1]: must be an integer, got a number"),
             (tmap(0, box=[64]), "tensor_maps[0].box: has 1 entries, the tensor a has rank 2"),
-            (tmap(0, box="64x128"), "tensor_maps[0].box: must be a list"),
+            (tmap(0, box="64x128"), "tensor_maps[0].box: must be an array, got a string"),
             (tmap(0, tensor="x"), "tensor_maps[0].tensor: 'x' is not a parameter of the "
                                   "kernel (a, b, result)"),
             (tmap(1, tensor="result"), "tensor_maps[1].tensor: parameter result has role "
@@ -504,7 +522,9 @@ class TensorMaps(unittest.TestCase):
             (lambda k: k["tensor_maps"][0].pop("swizzle"), "tensor_maps[0]: swizzle is missing"),
             (lambda k: k["tensor_maps"].append(7), "tensor_maps[2]: must be an object"),
             (lambda k: k.update(tensor_maps={"tensor": "a"}), "kernels[0].tensor_maps: must be "
-                                                              "a list"),
+                                                              "an array, got an object"),
+            (lambda k: k.update(tensor_maps=None), "kernels[0].tensor_maps: must be an array, "
+                                                   "got null"),
         ]
         for change, want in cases:
             k = copy.deepcopy(tma_kernel())
@@ -542,6 +562,249 @@ class TensorMaps(unittest.TestCase):
         bad["kernels"][0]["tensor_maps"][1]["swizzle"] = 96
         self.assertEqual(compile_suite.check_manifest(p, bad, ptx),
                          "kernels[0].tensor_maps[1].swizzle: 96 is not 0, 32, 64 or 128")
+
+
+SCHED_TMA = {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 256,
+             "block_k": 64, "warp_m": 64, "warp_n": 256, "num_warps": 8, "stages": 4,
+             "split_k": 1, "swizzle": 8, "vector_width": 8, "persistent": False}
+
+
+def sched_kernel(dtype="bf16", b_shape=(256, 64), transpose_b=True, **sched):
+    """matmul_0 (a [128, 64], b [256, 64] with transpose_b) built with copy = tma and
+    a 128 x 256 tile (schedule changes in `sched`), with the maps kopt-opt writes:
+    the same kernel as the C++ ManifestTest's withTma()."""
+    row = 128 // ks.DTYPE_BYTES[dtype]
+    n = b_shape[0] if transpose_b else b_shape[1]
+    return {"name": "matmul_0", "class": "matmul", "op": "matmul",
+            "attrs": {"transpose_a": False, "transpose_b": transpose_b},
+            "params": [{"name": "a", "role": "input", "dtype": dtype, "shape": [128, 64]},
+                       {"name": "b", "role": "input", "dtype": dtype, "shape": list(b_shape)},
+                       {"name": "result", "role": "output", "dtype": "f32",
+                        "shape": [128, n]}],
+            "tensor_maps": [{"tensor": "a", "box": [row, 128], "swizzle": 128},
+                            {"tensor": "b", "box": [row, 256], "swizzle": 128}],
+            "schedule": dict(SCHED_TMA, **sched),
+            "grid": [1, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 197632}
+
+
+def sched_manifest(kernel):
+    """A whole manifest around `kernel` (for kopt-run's parser)."""
+    args = [{"name": f"arg{i}", "role": p["role"], "dtype": p["dtype"], "shape": p["shape"]}
+            for i, p in enumerate(kernel["params"]) if p["role"] != "workspace"]
+    return {"kopt_manifest_version": 1, "chip": "sm_90a", "ptx": "t.ptx",
+            "kernels": [kernel],
+            "functions": [{"name": "f", "args": args, "buffers": [], "launches": [
+                {"kernel": kernel["name"],
+                 "args": [{"arg": i} for i in range(len(args))]}]}]}
+
+
+def _tmap(j, **kw):
+    return lambda k: k["tensor_maps"][j].update(kw)
+
+
+def _sched(**kw):
+    return lambda k: k["schedule"].update(kw)
+
+
+def _pop(*path):
+    def change(k):
+        for key in path[:-1]:
+            k = k[key]
+        k.pop(path[-1])
+    return change
+
+
+def _swap_maps(k):
+    k["tensor_maps"].reverse()
+
+
+def _transpose_b_nk(k):
+    k["attrs"]["transpose_b"] = False
+    k["params"][1]["shape"] = [64, 256]
+
+
+MM = "kernels[0] (matmul_0)"
+TMA_COUNT = "schedule.copy is 'tma', which takes 2 tensor maps (of 'a', then 'b'), got "
+GELU = {"name": "gelu_3", "class": "elementwise", "op": "gelu",
+        "attrs": {"approximate": "tanh"},
+        "params": [{"name": "input", "role": "input", "dtype": "f16", "shape": [8]},
+                   {"name": "result", "role": "output", "dtype": "f16", "shape": [8]}],
+        "tensor_maps": [{"tensor": "input", "box": [8], "swizzle": 0}],
+        "grid": [1, 1, 1], "block": [32, 1, 1], "dynamic_shared_bytes": 0}
+# (change to sched_kernel(), message after "kernels[0] (matmul_0)") for the rules
+# of docs/manifest.md (schedule); the C++ parser gives the same messages.
+SCHEDULE_ERRORS = [
+    (_pop("tensor_maps"), ".tensor_maps: " + TMA_COUNT + "0"),
+    (lambda k: k.update(tensor_maps=[]), ".tensor_maps: " + TMA_COUNT + "0"),
+    (lambda k: k["tensor_maps"].pop(), ".tensor_maps: " + TMA_COUNT + "1"),
+    (lambda k: k["tensor_maps"].append(dict(k["tensor_maps"][1])),
+     ".tensor_maps: " + TMA_COUNT + "3"),
+    (_sched(copy="cp_async"),
+     ".tensor_maps: schedule.copy is 'cp_async', which takes no tensor maps, got 2"),
+    (_tmap(0, box=[64, 64]), ".tensor_maps[0].box[1]: 64, but schedule.block_m is 128"),
+    (_tmap(1, box=[64, 128]), ".tensor_maps[1].box[1]: 128, but schedule.block_n is 256"),
+    (_sched(block_n=128), ".tensor_maps[1].box[1]: 256, but schedule.block_n is 128"),
+    (_swap_maps, ".tensor_maps[0].box[1]: 256, but schedule.block_m is 128"),
+    (_tmap(0, box=[32, 128]), ".tensor_maps[0].box[0]: 32, but copy = tma reads rows of "
+                              "128 bytes: 128 / sizeof(bf16) is 64"),
+    (_tmap(1, swizzle=0), ".tensor_maps[1].swizzle: 0, but copy = tma maps use swizzle 128"),
+    (_tmap(1, box=[64, 512]), ".tensor_maps[1].box[1]: 512 is out of range (1 to 256)"),
+    (lambda k: (_transpose_b_nk(k), k["tensor_maps"][0].update(tensor="b")),
+     ".tensor_maps[0].tensor: 'b' [64, 256], but map 0 of a copy = tma kernel reads 'a' "
+     "[128, 64] (another input only with the same last, K, dimension)"),
+    (lambda k: (_transpose_b_nk(k), k["tensor_maps"][1].update(tensor="a")),
+     ".tensor_maps[1].tensor: 'a' [128, 64], but map 1 of a copy = tma kernel reads 'b' "
+     "[64, 256] (another input only with the same last, K, dimension)"),
+    (lambda k: k.update(schedule=[]), ".schedule: must be an object, got an array"),
+    (lambda k: k.update(schedule=None), ".schedule: must be an object, got null"),
+    (_pop("schedule", "copy"), ".schedule.copy: missing field"),
+    (_sched(copy=3), ".schedule.copy: must be a string, got an integer"),
+    (_pop("schedule", "block_m"), ".schedule.block_m: missing field"),
+    (_sched(block_n="256"), ".schedule.block_n: must be an integer, got a string"),
+    (_sched(block_m=128.0), ".schedule.block_m: must be an integer, got a number"),
+    (lambda k: k.update(tensor_maps=None), ".tensor_maps: must be an array, got null"),
+    (_tmap(0, box=[64, True]), ".tensor_maps[0].box[1]: must be an integer, got a boolean"),
+]
+
+
+def _both_b(k):
+    for m in k["tensor_maps"]:
+        m["tensor"] = "b"
+
+
+def _both_a(k):
+    for m in k["tensor_maps"]:
+        m["tensor"] = "a"
+
+
+def _f32(k):
+    for p in k["params"][:2]:
+        p["dtype"] = "f32"
+    k["tensor_maps"][0]["box"] = [32, 128]
+    k["tensor_maps"][1]["box"] = [32, 256]
+
+
+def _other_copy(copy, maps):
+    def change(k):
+        k["schedule"].update(copy=copy, block_m="informational")
+        if maps is None:
+            del k["tensor_maps"]
+        else:
+            k["tensor_maps"] = maps
+    return change
+
+
+SCHEDULE_OK = [
+    ("as kopt-opt writes it", lambda k: None),
+    ("one buffer for both operands: both maps of b", _both_b),
+    ("one buffer for both operands: both maps of a", _both_a),
+    ("f32 operands (TF32): 32-element rows", _f32),
+    ("cp_async without maps", _other_copy("cp_async", None)),
+    ("sync with []", _other_copy("sync", [])),
+    ("no schedule: the entries' rules only", lambda k: (k.pop("schedule"), _swap_maps(k))),
+]
+
+
+def _kopt_run():
+    """kopt-run built in this tree (or $KOPT_RUN), for the C++ parser; None if none."""
+    root = os.path.dirname(HERE)
+    for path in [os.environ.get("KOPT_RUN")] + [
+            os.path.join(root, d, "bin", "kopt-run") for d in ("build", "build-rt")]:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+class TensorMapSchedule(unittest.TestCase):
+    """kernels[].tensor_maps against the op and schedule (docs/manifest.md):
+    copy = tma takes exactly the maps of a and b with boxes of the block tile,
+    other copies and other ops none; the same messages as the C++ parser."""
+
+    def test_good(self):
+        for what, change in SCHEDULE_OK:
+            k = sched_kernel()
+            change(k)
+            self.assertIsNone(ks.tensor_map_error(k, MM), what)
+        # A schedule on another kernel is not read.
+        self.assertIsNone(ks.tensor_map_error(dict(GELU, tensor_maps=[], schedule=5)))
+        # Nor are maps asked of a kernel without op (as the suite's check_manifest
+        # tests write them) unless it has some.
+        self.assertIsNone(ks.tensor_map_error({"name": "exp_0", "params": [{}, {}]}))
+
+    def test_errors(self):
+        for change, want in SCHEDULE_ERRORS:
+            k = sched_kernel()
+            change(k)
+            self.assertEqual(ks.tensor_map_error(k, MM), MM + want)
+        self.assertEqual(ks.tensor_map_error(GELU, "kernels[3] (gelu_3)"),
+                         "kernels[3] (gelu_3).tensor_maps: op gelu takes no tensor maps (only "
+                         "a matmul whose schedule.copy is 'tma' has them), got 1")
+        with self.assertRaisesRegex(ks.ManifestError, r"box\[1\]: 64, but schedule.block_m"):
+            k = sched_kernel()
+            k["tensor_maps"][0]["box"] = [64, 64]
+            ks.check_tensor_map_schedule(k)
+
+    def test_same_as_the_cpp_parser(self):
+        """Every case above through kopt-run's parser (read before the driver is
+        opened): the same message, or no manifest error."""
+        kopt_run = _kopt_run()
+        if kopt_run is None:
+            self.skipTest("kopt-run is not built (build/bin/kopt-run or $KOPT_RUN)")
+        import subprocess
+        import tempfile
+        cases = [(c, MM + w) for c, w in SCHEDULE_ERRORS] + [(c, None) for _, c in SCHEDULE_OK]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            for change, want in cases:
+                k = sched_kernel()
+                change(k)
+                m = sched_manifest(k)
+                if want and "'b' [64, 256]" in want:  # b stored [K, N]: its function arg too
+                    m["functions"][0]["args"][1]["shape"] = [64, 256]
+                with open(path, "w") as f:
+                    json.dump(m, f)
+                r = subprocess.run([kopt_run, path, "--kernel", "no_such_kernel"],
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                if want is None:
+                    self.assertIn("no kernel named 'no_such_kernel'", r.stderr)
+                    self.assertIsNone(ks.tensor_map_error(k, MM))
+                else:
+                    self.assertIn(f"kopt-run: error: {path}: {want}\n", r.stderr)
+                    self.assertEqual(ks.tensor_map_error(k, MM), want)
+
+    def test_check_manifest(self):
+        """compile_suite.check_manifest applies the rules to every kernel."""
+        p = problem([{"name": "x", "shape": [128, 64], "dtype": "bf16"},
+                     {"name": "w", "shape": [256, 64], "dtype": "bf16"}],
+                    [{"op": "matmul", "args": ["x", "w"], "attrs": {"transpose_b": True},
+                      "out": "y", "dtype": "f32"}], ["y"])
+        m = sched_manifest(sched_kernel())
+        m["functions"][0]["name"] = "t"
+        ptx = ".visible .entry matmul_0(\n"
+        self.assertIsNone(compile_suite.check_manifest(p, m, ptx))
+        m["kernels"][0]["tensor_maps"][0]["box"] = [64, 64]
+        self.assertEqual(compile_suite.check_manifest(p, m, ptx),
+                         "kernels[0].tensor_maps[0].box[1]: 64, but schedule.block_m is 128")
+
+
+class LaunchParamCount(unittest.TestCase):
+    """The PTX entry's parameter count (cuFuncGetParamInfo) against the manifest:
+    params, then one per tensor map."""
+
+    def test_count(self):
+        k = sched_kernel()
+        self.assertIsNone(ks.launch_param_count_error(k, 5))
+        want = "kernel 'matmul_0': the PTX entry takes {} parameters, the manifest lists {}"
+        self.assertEqual(ks.launch_param_count_error(k, 3),
+                         want.format(3, "3 params and 2 tensor maps"))
+        k["tensor_maps"].pop()
+        self.assertEqual(ks.launch_param_count_error(k, 5),
+                         want.format(5, "3 params and 1 tensor map"))
+        del k["tensor_maps"]
+        self.assertEqual(ks.launch_param_count_error(k, 5),
+                         want.format(5, "3 params and no tensor maps"))
+        self.assertIsNone(ks.launch_param_count_error(k, 3))
 
 
 if __name__ == "__main__":

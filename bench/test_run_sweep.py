@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of the schedule-sweep runner's GPU-free parts (bench/run_sweep.py):
-the index and manifest checks (TMA tensor maps included), --dry-run, the PTX
-loaders' launch parameters with TMA tensor maps (a fake libcuda), the record, the
+the index and manifest checks (TMA tensor maps included, against the schedule),
+--dry-run, the PTX loaders' launch parameters with TMA tensor maps and their check of
+the PTX entry's parameter count (a fake libcuda, with and without
+cuFuncGetParamInfo), the record, the
 summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
 CUDA error or a hang; the deadline) with a fake worker that needs no torch and no
 GPU. TF32 problems ("tf32": true): bench/compile_sweep.py's kopt text, ids,
@@ -244,7 +246,7 @@ class ManifestChecks(unittest.TestCase):
         def tma(m, **change):
             m["kernels"][0]["schedule"]["copy"] = "tma"
             m["kernels"][0]["tensor_maps"] = [
-                {"tensor": "a", "box": [64, 64], "swizzle": 128},
+                {"tensor": "a", "box": [64, 128], "swizzle": 128},
                 {"tensor": "b", "box": [64, 128], "swizzle": 128}]
             m["kernels"][0]["tensor_maps"][1].update(change)
             return m
@@ -260,6 +262,48 @@ class ManifestChecks(unittest.TestCase):
             self.assertIsNotNone(err, want)
             self.assertIn(want, err)
             self.assertTrue(err.startswith("matmul_0: "), err)
+
+    def test_tensor_maps_follow_the_schedule(self):
+        """The maps a copy = tma kernel takes: exactly a's and b's, boxes of 128 bytes
+        x the block tile, swizzle 128; none with another copy (docs/manifest.md)."""
+        tma_sched = dict(SCHED, copy="tma", block_m=64, block_n=128)
+        k = dict(self.k, schedule=tma_sched)
+
+        def tma(change=None):
+            m = manifest(self.p, ptx="k.ptx", schedule=dict(tma_sched))
+            m["kernels"][0]["tensor_maps"] = [
+                {"tensor": "a", "box": [64, 64], "swizzle": 128},
+                {"tensor": "b", "box": [64, 128], "swizzle": 128}]
+            if change:
+                change(m["kernels"][0])
+            return m
+        self.assertIsNone(self.check(tma(), k=k)[0])
+        # a and b one buffer: kopt-opt names b for both maps (same K).
+        self.assertIsNone(self.check(tma(lambda kk: kk["tensor_maps"][0].update(tensor="b")),
+                                     k=k)[0])
+        for change, want in (
+                (lambda kk: kk.pop("tensor_maps"),
+                 "kernels[0].tensor_maps: schedule.copy is 'tma', which takes 2 tensor maps "
+                 "(of 'a', then 'b'), got 0"),
+                (lambda kk: kk["tensor_maps"].pop(), "got 1"),
+                (lambda kk: kk["tensor_maps"][0].update(box=[64, 128]),
+                 "kernels[0].tensor_maps[0].box[1]: 128, but schedule.block_m is 64"),
+                (lambda kk: kk["tensor_maps"].reverse(),
+                 "kernels[0].tensor_maps[0].box[1]: 128, but schedule.block_m is 64"),
+                (lambda kk: kk["tensor_maps"][1].update(box=[32, 128]),
+                 "kernels[0].tensor_maps[1].box[0]: 32, but copy = tma reads rows of 128 "
+                 "bytes: 128 / sizeof(bf16) is 64"),
+                (lambda kk: kk.update(tensor_maps=None),
+                 "kernels[0].tensor_maps: must be an array, got null")):
+            err, _ = self.check(tma(change), k=k)
+            self.assertIsNotNone(err, want)
+            self.assertTrue(err.startswith("matmul_0: kernels[0].tensor_maps"), err)
+            self.assertIn(want, err)
+        # Maps on a cp_async kernel.
+        m = manifest(self.p, ptx="k.ptx", schedule=dict(SCHED))
+        m["kernels"][0]["tensor_maps"] = tma()["kernels"][0]["tensor_maps"]
+        self.assertEqual(self.check(m)[0], "matmul_0: kernels[0].tensor_maps: schedule.copy "
+                                           "is 'cp_async', which takes no tensor maps, got 2")
 
     def test_transposed_a(self):
         p = rs.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
@@ -288,8 +332,11 @@ class DryRun(TempDir):
 
     def test_tensor_maps(self):
         ps = self.problems()[:1]
-        good = manifest(rs.normalize_problem(ps[0]), ptx="k000.ptx", schedule=SCHED)
-        good["kernels"][0]["tensor_maps"] = [{"tensor": "a", "box": [64, 64], "swizzle": 128},
+        tma = dict(SCHED, copy="tma")
+        for k in ps[0]["kernels"][:2]:
+            k["schedule"] = tma
+        good = manifest(rs.normalize_problem(ps[0]), ptx="k000.ptx", schedule=tma)
+        good["kernels"][0]["tensor_maps"] = [{"tensor": "a", "box": [64, 128], "swizzle": 128},
                                              {"tensor": "b", "box": [64, 128], "swizzle": 128}]
         bad = json.loads(json.dumps(good))
         bad["kernels"][0]["tensor_maps"][0]["tensor"] = "w"
@@ -347,9 +394,37 @@ class FakeCuda:
         ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
         ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
     ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))
+    PARAM_INFO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
+                                  ctypes.POINTER(ctypes.c_size_t),
+                                  ctypes.POINTER(ctypes.c_size_t))
+    GET_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+                                    ctypes.c_void_p, ctypes.c_char_p)
+    FUNCTION = 0x7f00c0de0000  # the CUfunction cuModuleGetFunction returns
 
-    def __init__(self, rc=0):
+    def __init__(self, rc=0, params=None, param_rc=0):
+        """`params`: what cuFuncGetParamInfo counts for every kernel (None: the
+        driver has no cuFuncGetParamInfo, older than CUDA 12.4); `param_rc`: a
+        CUresult it fails with instead."""
         self.rc, self.encodes, self.launches = rc, [], []
+        self.param_queries = []
+
+        if params is not None:
+            def param_info(func, index, offset, size):
+                self.param_queries.append((func, index))
+                if param_rc:
+                    return param_rc
+                if index >= params:
+                    return 1  # CUDA_ERROR_INVALID_VALUE
+                offset[0] = 8 * index
+                if size:
+                    size[0] = 8
+                return 0
+            self.cuFuncGetParamInfo = self.PARAM_INFO(param_info)
+
+        def get_function(out, mod, name):
+            out[0] = self.FUNCTION
+            return 0
+        self.cuModuleGetFunction = self.GET_FUNCTION(get_function)
 
         def encode(tmap, dt, rank, addr, dims, strides, box, estr, il, sw, l2, oob):
             self.encodes.append({
@@ -505,6 +580,65 @@ class Loaders(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "no cuTensorMapEncodeTiled"):
             run_suite.TensorMapEncoder(ctypes, object())
 
+    # ------------------------------------------------ the PTX parameter count
+    def function(self, cls, lib, kernel, handle=FakeCuda.FUNCTION):
+        """cls.function(...) on a fake module whose kernel has CUfunction `handle`
+        (cupy: RawKernel.kernel.ptr; None: a cupy without it)."""
+        loader = fake_loader(cls, lib)
+        if cls is run_suite.DriverLoader:
+            return loader.function(ctypes.c_void_p(0x5000), "matmul_0", 0, kernel=kernel)
+        raw = type("RawKernel", (), {})()
+        if handle is not None:
+            raw.kernel = type("Function", (), {"ptr": handle})()
+        mod = type("RawModule", (), {"get_function": lambda self, name: raw})()
+        return loader.function(mod, "matmul_0", 0, kernel=kernel)
+
+    def test_param_count_matches(self):
+        """a, b, result and two maps: the PTX entry's five parameters."""
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            lib = FakeCuda(params=5)
+            self.function(cls, lib, self.kernel())
+            # Indices 0 .. 5 of the loaded function, the sixth answering INVALID_VALUE.
+            self.assertEqual(lib.param_queries, [(FakeCuda.FUNCTION, i) for i in range(6)],
+                             cls.__name__)
+            lib = FakeCuda(params=6)
+            self.function(cls, lib, self.kernel(split_k=True))  # after the workspace
+            # No manifest kernel (the loaders' self-test): nothing is counted.
+            lib = FakeCuda(params=1)
+            self.function(cls, lib, None)
+            self.assertEqual(lib.param_queries, [])
+
+    def test_param_count_mismatch(self):
+        want = ("kernel 'matmul_0': the PTX entry takes {} parameters, the manifest lists "
+                "3 params and {}")
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            # tensor_maps removed, truncated; a stale PTX with one more parameter.
+            removed, truncated = self.kernel(), self.kernel()
+            del removed["tensor_maps"]
+            truncated["tensor_maps"].pop()
+            for kernel, params, listed in ((removed, 5, "no tensor maps"),
+                                           (truncated, 5, "1 tensor map"),
+                                           (self.kernel(), 6, "2 tensor maps")):
+                with self.assertRaises(ks.ManifestError, msg=cls.__name__) as cm:
+                    self.function(cls, FakeCuda(params=params), kernel)
+                self.assertEqual(str(cm.exception), want.format(params, listed))
+            with self.assertRaisesRegex(RuntimeError, r"kernel matmul_0: cuFuncGetParamInfo"
+                                        r"\(parameter 0\) failed: CUresult 201"):
+                self.function(cls, FakeCuda(params=5, param_rc=201), self.kernel())
+
+    def test_param_count_skipped(self):
+        """A driver without cuFuncGetParamInfo (or a cupy without the kernel's
+        handle): nothing to count with, so nothing is refused."""
+        removed = self.kernel()
+        del removed["tensor_maps"]
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            self.function(cls, FakeCuda(), removed)
+        lib = FakeCuda(params=5)
+        self.function(run_suite.CupyLoader, lib, removed, handle=None)
+        self.assertEqual(lib.param_queries, [])
+        self.assertIsNone(run_suite.ptx_param_count(ctypes, object(), None))
+        self.assertEqual(run_suite.ptx_param_count(ctypes, FakeCuda(params=0), None), 0)
+
 
 # ======================================================================= the record
 
@@ -655,6 +789,10 @@ k = {"name": "matmul_0", "class": "matmul", "op": "matmul", "attrs": attrs,
                 t("result", "output", odt, (c0, c1))],
      "grid": [1, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0,
      "schedule": sched}
+if sched.get("copy") == "tma":  # as kopt-opt: 128-byte rows of K x the block tile
+    row = 128 // (4 if dt == "f32" else 2)
+    k["tensor_maps"] = [{"tensor": "a", "box": [row, sched["block_m"]], "swizzle": 128},
+                        {"tensor": "b", "box": [row, sched["block_n"]], "swizzle": 128}]
 with open(out, "w") as f:
     f.write(".visible .entry matmul_0(\\n)\\n")
 with open(out[:-4] + ".json", "w") as f:

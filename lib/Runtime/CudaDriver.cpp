@@ -74,6 +74,16 @@ struct DriverApi {
 
 DriverApi api;
 
+/// cuFuncGetParamInfo (CUDA 12.4+), resolved when the driver has it: older
+/// drivers (and headers) lack it, so it is optional and typed by hand.
+using FuncGetParamInfoFn = CUresult (*)(CUfunction func, size_t paramIndex,
+                                        size_t *paramOffset, size_t *paramSize);
+FuncGetParamInfoFn funcGetParamInfo = nullptr;
+
+/// More parameters than a PTX entry can have (4 KiB of .param space, 32764
+/// bytes on newer targets): a driver answering beyond this is not believed.
+constexpr size_t kMaxKernelParams = 32768;
+
 Status openDriver() {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -106,6 +116,9 @@ Status openDriver() {
   }
   KOPT_DRIVER_FUNCTIONS(KOPT_RESOLVE)
 #undef KOPT_RESOLVE
+  // Optional: without it the parameter count is not checked.
+  funcGetParamInfo =
+      reinterpret_cast<FuncGetParamInfoFn>(dlsym(lib, "cuFuncGetParamInfo"));
   return Status::success();
 }
 
@@ -507,6 +520,55 @@ Expected<Function> CudaContext::getFunction(const std::string &ptxPath,
   return fn;
 }
 
+bool canCountKernelParams() {
+  return loadCudaDriver().ok() && funcGetParamInfo != nullptr;
+}
+
+Expected<std::optional<size_t>>
+CudaContext::countKernelParams(Function function) {
+  if (!funcGetParamInfo)
+    return std::optional<size_t>();
+  // Indices 0, 1, 2, ... until the driver says there is no such parameter.
+  for (size_t i = 0; i < kMaxKernelParams; ++i) {
+    size_t offset = 0, size = 0;
+    CUresult result = funcGetParamInfo(function, i, &offset, &size);
+    if (result == CUDA_ERROR_INVALID_VALUE)
+      return std::optional<size_t>(i);
+    KOPT_RETURN_IF_ERROR(check(result, "cuFuncGetParamInfo(parameter " +
+                                           std::to_string(i) + ")"));
+  }
+  return Status::error("cuFuncGetParamInfo: more than " +
+                       std::to_string(kMaxKernelParams) + " parameters");
+}
+
+Expected<Function> CudaContext::getFunction(const std::string &ptxPath,
+                                            const KernelSpec &kernel) {
+  Expected<Function> fn = getFunction(ptxPath, kernel.name);
+  if (!fn.ok())
+    return fn;
+  auto known = paramCounts.find(*fn);
+  if (known == paramCounts.end()) {
+    Expected<std::optional<size_t>> count = countKernelParams(*fn);
+    if (!count.ok())
+      return count.status().withContext("kernel '" + kernel.name + "'");
+    known = paramCounts.emplace(*fn, *count).first;
+  }
+  if (!known->second) // a driver without cuFuncGetParamInfo
+    return fn;
+  size_t entry = *known->second, params = kernel.params.size(),
+         maps = kernel.tensorMaps.size();
+  if (entry != params + maps)
+    return Status::error(
+        "kernel '" + kernel.name + "': the PTX entry takes " +
+        std::to_string(entry) + " parameters, the manifest lists " +
+        std::to_string(params) + (params == 1 ? " param" : " params") +
+        " and " +
+        (maps == 0 ? std::string("no tensor maps")
+                   : std::to_string(maps) +
+                         (maps == 1 ? " tensor map" : " tensor maps")));
+  return fn;
+}
+
 Expected<FunctionResources> CudaContext::getResources(Function function) {
   FunctionResources r;
   auto get = [&](CUfunction_attribute attr, int &out, const char *what) {
@@ -554,7 +616,7 @@ Status CudaContext::launchKernel(const Manifest &manifest,
                                  const KernelSpec &kernel,
                                  const std::vector<DevicePtr> &pointers,
                                  Stream stream) {
-  Expected<Function> fn = getFunction(manifest.ptxPath, kernel.name);
+  Expected<Function> fn = getFunction(manifest.ptxPath, kernel);
   if (!fn.ok())
     return fn.status();
   TensorMaps noMaps;

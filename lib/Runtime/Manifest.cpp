@@ -558,6 +558,99 @@ Status validateTensorMaps(const KernelSpec &kernel, const std::string &where) {
   return Status::success();
 }
 
+namespace {
+/// "1 tensor map", "2 tensor maps".
+std::string tensorMapCount(size_t count) {
+  return std::to_string(count) + (count == 1 ? " tensor map" : " tensor maps");
+}
+} // namespace
+
+Status validateTensorMapSchedule(const KernelSpec &kernel,
+                                 const std::string &where) {
+  const std::string at = where + ".tensor_maps";
+  const size_t count = kernel.tensorMaps.size();
+  if (kernel.op != OpKind::Matmul) {
+    if (count == 0)
+      return Status::success();
+    return fail(at, std::string("op ") + opName(kernel.op) +
+                        " takes no tensor maps (only a matmul whose "
+                        "schedule.copy is 'tma' has them), got " +
+                        std::to_string(count));
+  }
+  if (!kernel.schedule)
+    return Status::success(); // the per-entry rules only
+  const ScheduleSpec &schedule = *kernel.schedule;
+  if (schedule.copy != "tma") {
+    if (count == 0)
+      return Status::success();
+    return fail(at, "schedule.copy is '" + schedule.copy +
+                        "', which takes no tensor maps, got " +
+                        std::to_string(count));
+  }
+  if (count != 2)
+    return fail(at, "schedule.copy is 'tma', which takes 2 tensor maps (of "
+                    "'a', then 'b'), got " +
+                        std::to_string(count));
+
+  // Map 0 reads A's [block_m, 128-byte] tiles, map 1 B's [block_n, 128-byte]
+  // ones, both 128-byte swizzled (lib/KernelBuilders/Matmul.cpp).
+  struct Operand {
+    const char *name;
+    const char *rowsField;
+    int64_t rows;
+  };
+  const Operand operands[2] = {{"a", "block_m", schedule.blockM},
+                               {"b", "block_n", schedule.blockN}};
+  auto describe = [](const TensorSpec &t) {
+    return "'" + t.name + "' " + shapeToString(t.shape);
+  };
+  for (size_t i = 0; i < 2; ++i) {
+    const TensorMapSpec &map = kernel.tensorMaps[i];
+    const Operand &o = operands[i];
+    std::string mapAt = at + "[" + std::to_string(i) + "]";
+    const TensorSpec *operand = kernel.findParam(o.name);
+    const TensorSpec *tensor = kernel.findParam(map.tensor);
+    // validateKernelOperands and validateTensorMaps reject these first.
+    if (!operand)
+      return fail(where + ".params",
+                  std::string("missing parameter '") + o.name + "'");
+    if (!tensor || tensor->role != Role::Input)
+      return fail(mapAt + ".tensor", "'" + map.tensor +
+                                         "' is not an input parameter of "
+                                         "the kernel");
+    // Another input (the other operand) only when it has the same K: the
+    // compiler names one parameter for both maps when a and b are one buffer.
+    if (tensor != operand && (tensor->shape.empty() || operand->shape.empty() ||
+                              tensor->shape.back() != operand->shape.back()))
+      return fail(mapAt + ".tensor",
+                  describe(*tensor) + ", but map " + std::to_string(i) +
+                      " of a copy = tma kernel reads " + describe(*operand) +
+                      " (another input only with the same last, K, "
+                      "dimension)");
+    if (map.box.size() != 2)
+      return fail(mapAt + ".box",
+                  "has " + std::to_string(map.box.size()) +
+                      " entries, but a copy = tma box has 2 (128 bytes of "
+                      "K, then " +
+                      o.rowsField + " rows)");
+    int64_t rowElements = 128 / dtypeSize(tensor->dtype);
+    if (map.box[0] != rowElements)
+      return fail(mapAt + ".box[0]",
+                  std::to_string(map.box[0]) + ", but copy = tma reads rows " +
+                      "of 128 bytes: 128 / sizeof(" + dtypeName(tensor->dtype) +
+                      ") is " + std::to_string(rowElements));
+    if (map.box[1] != o.rows)
+      return fail(mapAt + ".box[1]", std::to_string(map.box[1]) +
+                                         ", but schedule." + o.rowsField +
+                                         " is " + std::to_string(o.rows));
+    if (map.swizzle != 128)
+      return fail(mapAt + ".swizzle",
+                  std::to_string(map.swizzle) +
+                      ", but copy = tma maps use swizzle 128");
+  }
+  return Status::success();
+}
+
 Expected<TensorMapGeometry> tensorMapGeometry(const KernelSpec &kernel,
                                               size_t mapIndex) {
   if (mapIndex >= kernel.tensorMaps.size())
@@ -949,7 +1042,40 @@ public:
 
     KOPT_RETURN_IF_ERROR(validateKernelOperands(k, source + ": " + at));
     KOPT_RETURN_IF_ERROR(validateTensorMaps(k, source + ": " + at));
+
+    // schedule: optional, read on matmul kernels only; its copy decides the
+    // tensor maps.
+    if (auto it = v.find("schedule"); it != v.end() && k.op == OpKind::Matmul) {
+      Expected<ScheduleSpec> schedule = getSchedule(*it, sub(at, "schedule"));
+      if (!schedule.ok())
+        return schedule.status();
+      k.schedule = schedule.take();
+    }
+    KOPT_RETURN_IF_ERROR(validateTensorMapSchedule(k, source + ": " + at));
     return k;
+  }
+
+  /// The parts of a `schedule` the runtime checks the tensor maps against:
+  /// `copy` (a string), and `block_m`, `block_n` (integers) when it is "tma".
+  Expected<ScheduleSpec> getSchedule(const json &v,
+                                     const std::string &path) const {
+    KOPT_RETURN_IF_ERROR(expectObject(v, path));
+    ScheduleSpec s;
+    Expected<std::string> copy = getString(v, path, "copy");
+    if (!copy.ok())
+      return copy.status();
+    s.copy = *copy;
+    if (s.copy != "tma")
+      return s;
+    Expected<int64_t> blockM = getInt(v, path, "block_m");
+    if (!blockM.ok())
+      return blockM.status();
+    Expected<int64_t> blockN = getInt(v, path, "block_n");
+    if (!blockN.ok())
+      return blockN.status();
+    s.blockM = *blockM;
+    s.blockN = *blockN;
+    return s;
   }
 
   /// One `tensor_maps` entry: its fields' types; validateTensorMaps checks

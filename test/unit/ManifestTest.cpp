@@ -654,8 +654,14 @@ json withMapField(size_t index, const char *field, json value) {
   doc["kernels"][0]["tensor_maps"][index][field] = std::move(value);
   return doc;
 }
+/// What parsing a gelu with a well-formed map ends with: only a matmul takes
+/// tensor maps.
+const char *const kGeluTakesNoMaps =
+    "kernels[3] (gelu_3).tensor_maps: op gelu takes no tensor maps (only a "
+    "matmul whose schedule.copy is 'tma' has them), got 1";
 /// The valid manifest with a map on gelu_3's input of `shape` and `dtype`
-/// (the result gets the same shape).
+/// (the result gets the same shape): the map's own rules apply before the
+/// kernel's (a gelu takes none).
 json withGeluMap(json shape, const char *dtype, json box) {
   json doc = valid();
   json &k = doc["kernels"][3];
@@ -809,8 +815,17 @@ TEST(ManifestErrors, TensorMapTypes) {
   }
   expectError(withMapField(0, "tensor", 0),
               at + "[0].tensor: must be a string, got an integer");
+  doc = valid();
+  doc["kernels"][0]["tensor_maps"] = nullptr;
+  expectError(doc, at + ": must be an array, got null");
   expectError(withMapField(0, "box", 64),
               at + "[0].box: must be an array, got an integer");
+  expectError(withMapField(0, "box", {"64", 128}),
+              at + "[0].box[0]: must be an integer, got a string");
+  expectError(withMapField(0, "box", {64, true}),
+              at + "[0].box[1]: must be an integer, got a boolean");
+  expectError(withMapField(0, "box", {64, nullptr}),
+              at + "[0].box[1]: must be an integer, got null");
   expectError(withMapField(0, "box", {64, 1.5}),
               at + "[0].box[1]: must be an integer, got a number");
   expectError(withMapField(0, "swizzle", "128B"),
@@ -839,9 +854,9 @@ TEST(ManifestErrors, TensorMapTensor) {
   expectError(withGeluMap({1, 1, 1, 1, 1, 8}, "f16", {8, 1, 1, 1, 1, 1}),
               gelu + "'input' (f16 [1, 1, 1, 1, 1, 8]) has rank 6; a tensor "
                      "map needs rank 1 to 5");
-  Expected<Manifest> five = parseManifest(
-      withGeluMap({1, 1, 1, 1, 8}, "f16", {8, 1, 1, 1, 1}).dump(), "t.json");
-  EXPECT_TRUE(five.ok()) << five.error();
+  // Rank 5 passes the entry's rules; then gelu takes no maps at all.
+  expectError(withGeluMap({1, 1, 1, 1, 8}, "f16", {8, 1, 1, 1, 1}),
+              kGeluTakesNoMaps);
 }
 
 TEST(ManifestErrors, TensorMapBox) {
@@ -904,11 +919,9 @@ TEST(ManifestErrors, TensorMapStrides) {
               "kernels[3] (gelu_3).tensor_maps[0].tensor: 'input' (f16 [2, 3, "
               "12]): the byte stride of dimension 1 is 24, not a multiple of "
               "16");
-  for (const char *dtype : {"f16", "f32"}) {
-    Expected<Manifest> ok = parseManifest(
-        withGeluMap({2, 3, 8}, dtype, {8, 1, 1}).dump(), "t.json");
-    EXPECT_TRUE(ok.ok()) << ok.error();
-  }
+  // Strides that are fine: the entry passes, gelu takes no maps.
+  for (const char *dtype : {"f16", "f32"})
+    expectError(withGeluMap({2, 3, 8}, dtype, {8, 1, 1}), kGeluTakesNoMaps);
   // Below 2^40 bytes.
   expectError(withGeluMap({2, 1 << 20, 1 << 20}, "f32", {4, 1, 1}),
               "'input' (f32 [2, 1048576, 1048576]): the byte stride of "
@@ -925,4 +938,209 @@ TEST(ManifestErrors, TensorMapsAreNotLaunchArgs) {
   doc["functions"][0]["launches"][0]["args"].push_back({{"arg", 1}});
   expectError(doc, "launches[0].args: kernel 'matmul_0' takes 3 parameters, "
                    "the launch passes 5");
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps against the schedule (docs/manifest.md, schedule)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// matmul_0 (a bf16 [128, 64], b bf16 [256, 64], transpose_b) built with
+/// copy = tma and a 128 x 256 block tile, with the two maps the compiler
+/// writes for it.
+json withTma() {
+  json doc = valid();
+  json &k = doc["kernels"][0];
+  k["schedule"] = json::parse(R"({
+    "instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 256,
+    "block_k": 64, "warp_m": 64, "warp_n": 256, "num_warps": 8, "stages": 4,
+    "split_k": 1, "swizzle": 8, "vector_width": 8, "persistent": false})");
+  k["tensor_maps"] = json::parse(R"([
+    {"tensor": "a", "box": [64, 128], "swizzle": 128},
+    {"tensor": "b", "box": [64, 256], "swizzle": 128}])");
+  return doc;
+}
+/// withTma() with tensor_maps[index][field] = value.
+json withTmaField(size_t index, const char *field, json value) {
+  json doc = withTma();
+  doc["kernels"][0]["tensor_maps"][index][field] = std::move(value);
+  return doc;
+}
+/// withTma() with schedule[field] = value.
+json withScheduleField(const char *field, json value) {
+  json doc = withTma();
+  doc["kernels"][0]["schedule"][field] = std::move(value);
+  return doc;
+}
+void expectParses(const json &doc) {
+  Expected<Manifest> m = parseManifest(doc.dump(), "t.json");
+  EXPECT_TRUE(m.ok()) << m.error();
+}
+const std::string kMm = "kernels[0] (matmul_0)";
+} // namespace
+
+TEST(Manifest, TensorMapsFollowTheSchedule) {
+  Expected<Manifest> m = parseManifest(withTma().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &mm = m->kernels[0];
+  ASSERT_TRUE(mm.schedule.has_value());
+  EXPECT_EQ(mm.schedule->copy, "tma");
+  EXPECT_EQ(mm.schedule->blockM, 128);
+  EXPECT_EQ(mm.schedule->blockN, 256);
+  EXPECT_EQ(mm.numLaunchParams(), 5u);
+  // Other kernels have no schedule (and none is read).
+  EXPECT_FALSE(m->kernels[1].schedule.has_value());
+
+  // Other copies: no maps (absent or []); block_m/block_n are not read.
+  for (const char *copy : {"cp_async", "sync"}) {
+    json doc = withScheduleField("copy", copy);
+    doc["kernels"][0].erase("tensor_maps");
+    doc["kernels"][0]["schedule"]["block_m"] = "informational";
+    Expected<Manifest> other = parseManifest(doc.dump(), "t.json");
+    ASSERT_TRUE(other.ok()) << other.error();
+    EXPECT_EQ(other->kernels[0].schedule->copy, copy);
+    EXPECT_EQ(other->kernels[0].schedule->blockM, 0);
+    doc["kernels"][0]["tensor_maps"] = json::array();
+    expectParses(doc);
+  }
+
+  // One buffer for both operands: the compiler names 'b' (or 'a') for both
+  // maps; allowed because both have the same last (K) dimension.
+  for (const char *name : {"a", "b"}) {
+    json doc = withTmaField(0, "tensor", name);
+    doc["kernels"][0]["tensor_maps"][1]["tensor"] = name;
+    expectParses(doc);
+  }
+
+  // f32 operands (TF32): 128-byte rows are 32 elements.
+  json f32 = withTma();
+  for (json *t :
+       {&f32["kernels"][0]["params"][0], &f32["kernels"][0]["params"][1],
+        &f32["functions"][0]["args"][0], &f32["functions"][0]["args"][1]})
+    (*t)["dtype"] = "f32";
+  f32["kernels"][0]["tensor_maps"][0]["box"] = {32, 128};
+  f32["kernels"][0]["tensor_maps"][1]["box"] = {32, 256};
+  expectParses(f32);
+
+  // After a split-K workspace.
+  json ws = withWorkspace();
+  ws["kernels"][0]["schedule"] = withTma()["kernels"][0]["schedule"];
+  ws["kernels"][0]["schedule"]["split_k"] = 2;
+  ws["kernels"][0]["tensor_maps"] = withTma()["kernels"][0]["tensor_maps"];
+  expectParses(ws);
+
+  // A schedule on another kernel is not read; a matmul without one is held
+  // to the entries' rules only (ParsesTensorMaps).
+  json other = withTma();
+  other["kernels"][1]["schedule"] = 5;
+  expectParses(other);
+}
+
+TEST(ManifestErrors, TensorMapCountFollowsTheSchedule) {
+  const std::string at = kMm + ".tensor_maps: ";
+  const std::string tma =
+      "schedule.copy is 'tma', which takes 2 tensor maps (of 'a', then 'b'), ";
+  // Removed, truncated, one too many.
+  json doc = withTma();
+  doc["kernels"][0].erase("tensor_maps");
+  expectError(doc, at + tma + "got 0");
+  doc["kernels"][0]["tensor_maps"] = json::array();
+  expectError(doc, at + tma + "got 0");
+  doc = withTma();
+  doc["kernels"][0]["tensor_maps"].erase(1);
+  expectError(doc, at + tma + "got 1");
+  doc = withTma();
+  doc["kernels"][0]["tensor_maps"].push_back(
+      doc["kernels"][0]["tensor_maps"][1]);
+  expectError(doc, at + tma + "got 3");
+  // Maps on a kernel whose copy is not tma.
+  expectError(withScheduleField("copy", "cp_async"),
+              at + "schedule.copy is 'cp_async', which takes no tensor maps, "
+                   "got 2");
+  // Maps on a kernel that is not a matmul.
+  json gelu = valid();
+  gelu["kernels"][3]["tensor_maps"] =
+      json::parse(R"([{"tensor": "input", "box": [8], "swizzle": 0}])");
+  expectError(gelu, kGeluTakesNoMaps);
+}
+
+TEST(ManifestErrors, TensorMapsMatchTheTile) {
+  const std::string at = kMm + ".tensor_maps";
+  // The spec's example: a box that is not the block tile's rows.
+  expectError(withTmaField(0, "box", {64, 64}),
+              at + "[0].box[1]: 64, but schedule.block_m is 128");
+  expectError(withTmaField(1, "box", {64, 128}),
+              at + "[1].box[1]: 128, but schedule.block_n is 256");
+  expectError(withScheduleField("block_n", 128),
+              at + "[1].box[1]: 256, but schedule.block_n is 128");
+  // Swapped maps: map 0 then holds block_n rows.
+  json doc = withTma();
+  std::swap(doc["kernels"][0]["tensor_maps"][0],
+            doc["kernels"][0]["tensor_maps"][1]);
+  expectError(doc, at + "[0].box[1]: 256, but schedule.block_m is 128");
+  // Rows of 128 bytes, swizzle 128.
+  expectError(withTmaField(0, "box", {32, 128}),
+              at + "[0].box[0]: 32, but copy = tma reads rows of 128 bytes: "
+                   "128 / sizeof(bf16) is 64");
+  expectError(withTmaField(1, "swizzle", 0),
+              at + "[1].swizzle: 0, but copy = tma maps use swizzle 128");
+  // The entry's own rules come first.
+  expectError(withTmaField(1, "box", {64, 512}),
+              at + "[1].box[1]: 512 is out of range (1 to 256)");
+  expectError(withTmaField(1, "tensor", "result"),
+              at + "[1].tensor: parameter 'result' has role 'output'");
+}
+
+TEST(ManifestErrors, TensorMapTensorFollowsTheOperand) {
+  // b stored [K, N] = [64, 256]: its last dimension is N, not K, so a map of
+  // A may not read it.
+  json doc = withTma();
+  json &k = doc["kernels"][0];
+  k["attrs"]["transpose_b"] = false;
+  k["params"][1]["shape"] = {64, 256};
+  doc["functions"][0]["args"][1]["shape"] = {64, 256};
+  expectParses(doc);
+  k["tensor_maps"][0]["tensor"] = "b";
+  expectError(doc, kMm + ".tensor_maps[0].tensor: 'b' [64, 256], but map 0 "
+                         "of a copy = tma kernel reads 'a' [128, 64] (another "
+                         "input only with the same last, K, dimension)");
+  k["tensor_maps"][0]["tensor"] = "a";
+  k["tensor_maps"][1]["tensor"] = "a";
+  expectError(doc, kMm + ".tensor_maps[1].tensor: 'a' [128, 64], but map 1 "
+                         "of a copy = tma kernel reads 'b' [64, 256]");
+}
+
+TEST(ManifestErrors, ScheduleTypes) {
+  const std::string at = kMm + ".schedule";
+  json doc = withTma();
+  doc["kernels"][0]["schedule"] = json::array();
+  expectError(doc, at + ": must be an object, got an array");
+  doc["kernels"][0]["schedule"] = nullptr;
+  expectError(doc, at + ": must be an object, got null");
+  doc = withTma();
+  doc["kernels"][0]["schedule"].erase("copy");
+  expectError(doc, at + ".copy: missing field");
+  expectError(withScheduleField("copy", 3),
+              at + ".copy: must be a string, got an integer");
+  doc = withTma();
+  doc["kernels"][0]["schedule"].erase("block_m");
+  expectError(doc, at + ".block_m: missing field");
+  expectError(withScheduleField("block_n", "256"),
+              at + ".block_n: must be an integer, got a string");
+  expectError(withScheduleField("block_m", 128.0),
+              at + ".block_m: must be an integer, got a number");
+}
+
+TEST(Manifest, ValidateTensorMapScheduleByHand) {
+  Expected<Manifest> m = parseManifest(withTma().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  KernelSpec k = m->kernels[0];
+  EXPECT_TRUE(validateTensorMapSchedule(k, "k").ok());
+  k.schedule->blockM = 64;
+  Status s = validateTensorMapSchedule(k, "k");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "k.tensor_maps[0].box[1]: 128, but schedule.block_m "
+                         "is 64");
+  k.schedule.reset(); // no schedule: the entries' rules only
+  EXPECT_TRUE(validateTensorMapSchedule(k, "k").ok());
 }

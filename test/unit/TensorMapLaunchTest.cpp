@@ -4,7 +4,11 @@
 // (CTest sets LD_LIBRARY_PATH): the maps of a kernel's `tensor_maps` are
 // encoded with the right arguments, copied to 64-byte aligned device buffers
 // whose addresses follow the parameters at launch, and re-encoded only when
-// the address bound to their tensor changes.
+// the address bound to their tensor changes. And the PTX entry's parameter
+// count (cuFuncGetParamInfo) is checked against the manifest's params and
+// tensor maps before a launch; CTest runs these tests a second time against
+// the fake built without cuFuncGetParamInfo (KOPT_TEST_NO_PARAM_INFO=1),
+// where the check is skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +21,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -410,4 +415,93 @@ TEST_F(TensorMapLaunch, RunFunction) {
   // Again with the same arguments: the maps are kept, nothing is encoded.
   ASSERT_TRUE(ctx->runFunction(manifest, f, args, stream).ok());
   EXPECT_EQ(hooks->encodeCount(), before + 4);
+}
+
+namespace {
+/// Whether this run's fake driver has cuFuncGetParamInfo (CTest sets
+/// KOPT_TEST_NO_PARAM_INFO=1 with the fake built without it).
+bool expectParamInfo() {
+  return std::getenv("KOPT_TEST_NO_PARAM_INFO") == nullptr;
+}
+} // namespace
+
+TEST_F(TensorMapLaunch, ParamCountMatches) {
+  ASSERT_EQ(canCountKernelParams(), expectParamInfo());
+  if (!expectParamInfo())
+    GTEST_SKIP() << "the driver has no cuFuncGetParamInfo";
+  // a, b, result and two maps; the same after the split-K workspace.
+  for (const char *name : {"matmul_tma_bf16", "matmul_tma_splitk_bf16"}) {
+    const KernelSpec &k = *manifest.findKernel(name);
+    Expected<Function> fn = ctx->getFunction(manifest.ptxPath, k);
+    ASSERT_TRUE(fn.ok()) << fn.error();
+    Expected<std::optional<size_t>> count = ctx->countKernelParams(*fn);
+    ASSERT_TRUE(count.ok()) << count.error();
+    ASSERT_TRUE(count->has_value());
+    EXPECT_EQ(**count, k.numLaunchParams()) << name;
+  }
+  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  ASSERT_TRUE(ctx->launchKernel(manifest, k, allocateParams(k), stream).ok());
+}
+
+TEST_F(TensorMapLaunch, ParamCountMismatchFailsBeforeLaunch) {
+  ASSERT_EQ(canCountKernelParams(), expectParamInfo());
+  if (!expectParamInfo())
+    GTEST_SKIP() << "the driver has no cuFuncGetParamInfo";
+  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const std::string entry =
+      "kernel 'matmul_tma_bf16': the PTX entry takes 5 parameters, the "
+      "manifest lists ";
+  // tensor_maps removed, truncated, one too many.
+  KernelSpec removed = k, truncated = k, extra = k;
+  removed.tensorMaps.clear();
+  truncated.tensorMaps.pop_back();
+  extra.tensorMaps.push_back(k.tensorMaps[1]);
+  struct Case {
+    const KernelSpec *kernel;
+    std::string message;
+  };
+  for (const Case &c : {Case{&removed, entry + "3 params and no tensor maps"},
+                        Case{&truncated, entry + "3 params and 1 tensor map"},
+                        Case{&extra, entry + "3 params and 3 tensor maps"}}) {
+    Expected<Function> fn = ctx->getFunction(manifest.ptxPath, *c.kernel);
+    ASSERT_FALSE(fn.ok());
+    EXPECT_EQ(fn.error(), c.message);
+  }
+  // launchKernel refuses it before encoding a map or launching.
+  std::vector<DevicePtr> ptrs = allocateParams(k);
+  ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
+  std::vector<uint64_t> last = hooks->lastLaunchParams();
+  size_t encodes = hooks->encodeCount();
+  Status s = ctx->launchKernel(manifest, truncated, ptrs, stream);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), entry + "3 params and 1 tensor map");
+  EXPECT_EQ(hooks->encodeCount(), encodes);
+  EXPECT_EQ(hooks->lastLaunchParams(), last);
+  // A kernel without maps whose entry takes more than it lists.
+  Expected<Manifest> stale =
+      loadManifest(std::string(KOPT_TEST_INPUTS) + "/fake/stale.json");
+  ASSERT_TRUE(stale.ok()) << stale.error();
+  Expected<Function> fn = ctx->getFunction(stale->ptxPath, stale->kernels[0]);
+  ASSERT_FALSE(fn.ok());
+  EXPECT_EQ(fn.error(), "kernel 'add_bcast_f32_stale': the PTX entry takes 4 "
+                        "parameters, the manifest lists 3 params and no "
+                        "tensor maps");
+}
+
+TEST_F(TensorMapLaunch, ParamCountSkippedWithoutTheSymbol) {
+  ASSERT_EQ(canCountKernelParams(), expectParamInfo());
+  if (expectParamInfo())
+    GTEST_SKIP() << "the driver has cuFuncGetParamInfo";
+  // An older driver: nothing to count with, so nothing is refused.
+  Expected<Manifest> stale =
+      loadManifest(std::string(KOPT_TEST_INPUTS) + "/fake/stale.json");
+  ASSERT_TRUE(stale.ok()) << stale.error();
+  Expected<Function> fn = ctx->getFunction(stale->ptxPath, stale->kernels[0]);
+  ASSERT_TRUE(fn.ok()) << fn.error();
+  Expected<std::optional<size_t>> count = ctx->countKernelParams(*fn);
+  ASSERT_TRUE(count.ok()) << count.error();
+  EXPECT_FALSE(count->has_value());
+  KernelSpec removed = *manifest.findKernel("matmul_tma_bf16");
+  removed.tensorMaps.clear();
+  EXPECT_TRUE(ctx->getFunction(manifest.ptxPath, removed).ok());
 }

@@ -329,7 +329,8 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   out["check"] = nullptr;
   out["time"] = nullptr;
 
-  Expected<Function> fn = ctx.getFunction(manifest.ptxPath, kernel.name);
+  // Checks the PTX entry's parameter count against the manifest too.
+  Expected<Function> fn = ctx.getFunction(manifest.ptxPath, kernel);
   if (!fn.ok())
     return fn.status();
   if (Expected<FunctionResources> r = ctx.getResources(*fn); r.ok())
@@ -699,7 +700,11 @@ int main(int argc, char **argv) {
       if (!status.ok()) {
         entry["error"] = status.message();
         report["kernels"].push_back(entry);
-        error = "kernel '" + k.name + "': " + status.message();
+        // Name the kernel once (runtime errors often name it already).
+        std::string named = "kernel '" + k.name + "'";
+        error = status.message().rfind(named, 0) == 0
+                    ? status.message()
+                    : named + ": " + status.message();
         // A failed launch can leave the context unusable: stop here.
         break;
       }

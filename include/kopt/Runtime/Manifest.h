@@ -12,7 +12,11 @@
 //    (expected f32, f16 or bf16)".
 // The same holds for the optional `tensor_maps` of a kernel (TMA), e.g.
 //   "out/mm.json: kernels[0] (mm_0).tensor_maps[1].box[0]: 512 is out of
-//    range (1 to 256)".
+//    range (1 to 256)",
+// and for maps that disagree with the matmul's `schedule` (copy = tma takes
+// exactly the maps of a and b, with boxes of the block tile), e.g.
+//   "out/mm.json: kernels[0] (mm_0).tensor_maps[0].box[1]: 64, but
+//    schedule.block_m is 128".
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,6 +162,18 @@ struct TensorMapGeometry {
   int swizzle = 0;
 };
 
+/// What the runtime reads of a matmul kernel's `schedule` (docs/manifest.md):
+/// its copy engine, which decides the kernel's tensor maps, and, for
+/// `copy: "tma"`, the block tile, which gives the maps' box rows. The rest of
+/// the schedule is informational.
+struct ScheduleSpec {
+  /// `copy` as written: "sync", "cp_async" or "tma".
+  std::string copy;
+  /// `block_m` and `block_n`: read (and required) only when copy is "tma".
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+};
+
 /// One `.entry` of the PTX.
 struct KernelSpec {
   std::string name;
@@ -171,6 +187,9 @@ struct KernelSpec {
   /// TMA tensor maps, in the order of their `.u64` parameters, which follow
   /// `params` in PTX order (empty for kernels without TMA).
   std::vector<TensorMapSpec> tensorMaps;
+  /// The `schedule` of a matmul kernel that has one (absent on other
+  /// kernels: the parser does not read theirs).
+  std::optional<ScheduleSpec> schedule;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   /// Bytes of dynamic shared memory to pass at launch.
@@ -243,6 +262,19 @@ struct Manifest {
 /// kernels[2] (mm_0)"), which names the field, e.g. "...tensor_maps[1].box[0]:
 /// 512 is out of range (1 to 256)".
 Status validateTensorMaps(const KernelSpec &kernel, const std::string &where);
+
+/// Checks which tensor maps `kernel` takes (docs/manifest.md, `tensor_maps`
+/// and `schedule`): none unless it is a matmul; on a matmul with a
+/// `schedule`, exactly two when schedule.copy is "tma" (map 0 of 'a' with box
+/// [128 / sizeof(dtype), block_m], map 1 of 'b' with box [128 / sizeof(dtype),
+/// block_n], both swizzle 128; a map may name the other input instead when
+/// that input has the same last (K) dimension, as when both operands are one
+/// buffer) and none with any other copy. A matmul without `schedule` is held
+/// to validateTensorMaps' rules only. parseManifest calls this after
+/// validateTensorMaps; errors name the field and both sides, e.g.
+/// "...tensor_maps[0].box[1]: 64, but schedule.block_m is 128".
+Status validateTensorMapSchedule(const KernelSpec &kernel,
+                                 const std::string &where);
 
 /// The cuTensorMapEncodeTiled arguments of `kernel.tensorMaps[mapIndex]`
 /// (dtype, dimensions and strides of its tensor, box, swizzle). Fails, naming

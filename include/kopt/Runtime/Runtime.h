@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,11 @@ struct FunctionResources {
 /// Loads libcuda.so.1 and resolves the driver functions (once per process).
 /// Fails with "no CUDA driver: libcuda.so.1 not found" when there is none.
 Status loadCudaDriver();
+
+/// Whether the loaded driver has cuFuncGetParamInfo (CUDA 12.4+), i.e. whether
+/// CudaContext::getFunction(ptxPath, kernel) checks kernels' parameter counts.
+/// False when there is no driver.
+bool canCountKernelParams();
 
 class CudaContext;
 
@@ -196,6 +202,18 @@ public:
   /// The `.entry` called `name` of the PTX at `ptxPath` (loading it first).
   Expected<Function> getFunction(const std::string &ptxPath,
                                  const std::string &name);
+  /// The `.entry` of `kernel` in the PTX at `ptxPath`, checked against the
+  /// manifest: when the driver has cuFuncGetParamInfo (CUDA 12.4+), the
+  /// entry's parameter count must be `kernel.numLaunchParams()` (its params,
+  /// then one per tensor map), else this fails before anything is launched,
+  /// e.g. "kernel 'matmul_0': the PTX entry takes 5 parameters, the manifest
+  /// lists 3 params and no tensor maps (...)". Older drivers skip the check.
+  Expected<Function> getFunction(const std::string &ptxPath,
+                                 const KernelSpec &kernel);
+  /// The number of parameters of `function` (cuFuncGetParamInfo on indices
+  /// 0, 1, 2, ... until CUDA_ERROR_INVALID_VALUE); nullopt when the driver
+  /// has no cuFuncGetParamInfo (older than CUDA 12.4).
+  Expected<std::optional<size_t>> countKernelParams(Function function);
   Expected<FunctionResources> getResources(Function function);
   /// Launches `function` with the grid, block and dynamic shared memory of
   /// `kernel` on `stream`; `args` is cuLaunchKernel's kernelParams (see
@@ -240,6 +258,8 @@ private:
   std::map<Function, uint32_t> sharedLimit;
   /// The tensor maps of launchKernel, per function.
   std::map<Function, TensorMaps> launchMaps;
+  /// Parameter counts of the functions checked so far (nullopt: unknown).
+  std::map<Function, std::optional<size_t>> paramCounts;
 };
 
 /// cuBLAS, opened with dlopen ("libcublas.so.13", then "libcublas.so", then

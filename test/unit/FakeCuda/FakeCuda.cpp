@@ -11,8 +11,11 @@
 // with 0xA5 bytes (it is not zeroed). cuTensorMapEncodeTiled checks its
 // arguments against the driver's rules, records them and writes a readable
 // encoding into the map (FakeCudaHooks.h); the fake TMA kernels read their
-// operands through it. Tests read the records through the koptFake*
-// functions at the end.
+// operands through it. cuFuncGetParamInfo reports each fake kernel's
+// parameters (data parameters, then tensor maps; add_bcast_f32_stale claims
+// one more than its manifest lists); built with KOPT_FAKE_CUDA_NO_PARAM_INFO
+// the library lacks it, like a driver older than CUDA 12.4. Tests read the
+// records through the koptFake* functions at the end.
 //
 // Only for tests; it implements just what kopt's runtime calls.
 //
@@ -65,6 +68,15 @@ struct FakeKernel {
   /// Tensor-map parameters after the data parameters: each must be a
   /// 64-byte aligned device CUtensorMap holding an encoding.
   size_t tensorMaps = 0;
+  /// The parameter count cuFuncGetParamInfo reports when not -1 (else the
+  /// data parameters and the maps): a PTX entry that disagrees with its
+  /// manifest, which the runtime must refuse before launching.
+  long ptxParams = -1;
+
+  size_t reportedParams() const {
+    return ptxParams >= 0 ? static_cast<size_t>(ptxParams)
+                          : paramBytes.size() + tensorMaps;
+  }
 };
 
 float bf(const uint16_t *p, size_t i) { return bf16ToFloat(p[i]); }
@@ -272,6 +284,13 @@ const std::map<std::string, FakeKernel> &kernels() {
       {"add_unwritten_f32",
        {{64 * 128 * 4, 128 * 4, 64 * 128 * 4},
         [](void **a) { addBcast(a, 1.0f, 64 * 64); }}},
+      // add_bcast_f32 under a stale manifest: the fake "PTX entry" says it
+      // takes 4 parameters (stale.json lists 3); launched anyway, it adds.
+      {"add_bcast_f32_stale",
+       {{64 * 128 * 4, 128 * 4, 64 * 128 * 4},
+        [](void **a) { addBcast(a, 1.0f, 64 * 128); },
+        0,
+        4}},
       {"add_wrong_f32",
        {{64 * 128 * 4, 128 * 4, 64 * 128 * 4},
         [](void **a) { addBcast(a, 1.001f, 64 * 128); }}},
@@ -565,6 +584,22 @@ CUresult cuFuncGetAttribute(int *v, CUfunction_attribute attr, CUfunction) {
   }
   return CUDA_SUCCESS;
 }
+
+#ifndef KOPT_FAKE_CUDA_NO_PARAM_INFO
+// CUDA 12.4+. The build of the fake without it (an older driver) lets tests
+// check that the runtime then skips the parameter count.
+CUresult cuFuncGetParamInfo(CUfunction fn, size_t paramIndex,
+                            size_t *paramOffset, size_t *paramSize) {
+  if (!fn || !fn->kernel)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!paramOffset || paramIndex >= fn->kernel->reportedParams())
+    return CUDA_ERROR_INVALID_VALUE;
+  *paramOffset = 8 * paramIndex; // every parameter is a .u64
+  if (paramSize)
+    *paramSize = 8;
+  return CUDA_SUCCESS;
+}
+#endif
 
 CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr,
                             int value) {
