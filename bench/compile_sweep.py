@@ -32,6 +32,10 @@ default on the problems with M <= 64 whose operands are both contiguous along K:
 `gemv_candidates()` varies warp_n, the warps per block, block_k and split_k (tag
 "gemv").
 
+With --decode the sweep tries, on the decode problems (M <= 64) whose default is wgmma,
+one-warpgroup tiles of 64 x 32 and 64 x 64 with block_k 64 / 128, 2 to 5 stages and
+split_k 1, 2, 4 (`decode_candidates()`, tag "decode").
+
 With --random-copy C the --random-valid draws keep only points with copy = C (a
 workload without any is replaced by another draw).
 
@@ -370,6 +374,26 @@ def tma_bases(p, default):
     return out
 
 
+def decode_candidates(p, default):
+    """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x 32 or
+    64 x 64, block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
+    split_k 1, 2 and 4 (more blocks), the default's epilogue width."""
+    if default.get("instruction") != "wgmma" or p["m"] > 64:
+        return []
+    vw = default.get("vector_width", 2)
+    out = []
+    for bn in (32, 64):
+        for bk in (64, 128):
+            for st in (2, 3, 4, 5):
+                for sk in (1, 2, 4):
+                    out.append({"instruction": "wgmma", "copy": "cp_async",
+                                "block_m": 64, "block_n": bn, "warp_m": 64,
+                                "warp_n": bn, "block_k": bk, "stages": st,
+                                "split_k": sk, "swizzle": 1, "vector_width": vw,
+                                "persistent": False})
+    return out
+
+
 def gemv_candidates(p):
     """gemv schedules for a small-M problem with both operands contiguous along K."""
     if p["m"] > 64 or p["transpose_a"] or not p["transpose_b"]:
@@ -471,6 +495,9 @@ def main(argv=None):
                     help="a sweep of gemv schedules on the small-M problems")
     ap.add_argument("--simt-stages", action="store_true",
                     help="a sweep of ffma stages 1 / 2 on the f32 problems")
+    ap.add_argument("--decode", action="store_true",
+                    help="a sweep of one-warpgroup wgmma tiles, stages and split_k "
+                         "on the decode problems (M <= 64)")
     ap.add_argument("--tma", action="store_true",
                     help="a sweep of copy = cp_async / tma on the wgmma problems")
     ap.add_argument("--tf32", action="store_true",
@@ -520,6 +547,10 @@ def main(argv=None):
                             continue
                         for st in (1, 2):
                             jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
+                continue
+            if args.decode:
+                for sc in decode_candidates(p, default):
+                    jobs.append((p, sc, ["decode"], None))
                 continue
             if args.tma:
                 seen = set()

@@ -724,6 +724,29 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
       s.blockK = 128;
       s.stages = 5;
       s.swizzle = 1;
+      // Decode kernels are latency-bound (o_proj M 16: 36% of DRAM peak;
+      // bench/results/2026-11-30-decode-tma-ncu-h200): on grids of at most
+      // 33 tiles split K in 4 when each split keeps 4 K tiles (Qwen3 expert
+      // gate 32 x 768 x 2048: 0.822 -> 0.963 x cuBLAS), on grids of at most
+      // one tile per SM in 2 when each split keeps 16 (Llama o_proj
+      // 16 x 4096 x 4096: 0.980 -> 1.035); 4 stages, so that two blocks fit
+      // an SM. DeepSeek expert down 8 x 7168 x 2048 (8 K tiles a split) is
+      // slower split (1.018 -> 0.789); bench/results/
+      // 2026-11-30-decode-sweep-h200.
+      int64_t tiles = ceilDiv(w.m, 64) * ceilDiv(w.n, bn);
+      int64_t kTiles = ceilDiv(w.k, s.blockK);
+      int64_t split = 1;
+      if (w.m <= 64 && 4 * tiles <= kSplitTargetSMs && kTiles >= 4 * 4)
+        split = 4;
+      else if (w.m <= 64 && tiles <= kSplitTargetSMs && kTiles >= 2 * 16)
+        split = 2;
+      if (split > 1) {
+        MatmulSchedule sp = s;
+        sp.splitK = split;
+        sp.stages = 4;
+        if (!validate(sp, w, t))
+          s = sp;
+      }
     } else {
       // Decode with wide weights: K step 64, five stages, N tile 64 up to
       // N = 16384, 128 above.

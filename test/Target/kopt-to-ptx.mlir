@@ -69,16 +69,17 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-LABEL: .visible .entry matmul_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_0,
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_1,
-// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2,
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_3
 // PTX-NEXT:  )
 // The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: one
-// warpgroup per 64 x 32 tile, K step 128, five stages of two 128-byte swizzled
-// [64][64] (A) and [32][64] (B) bf16 sub-tiles filled by cp.async (122880 bytes of
+// warpgroup per 64 x 32 tile, K step 128, four stages of two 128-byte swizzled
+// [64][64] (A) and [32][64] (B) bf16 sub-tiles filled by cp.async (98304 bytes of
 // the module's dynamic shared memory, passed at launch: see the manifest), wgmma
-// m64n32k16.
+// m64n32k16; 32 tiles, so K is split in 4 (the workspace is param_3).
 // PTX-NEXT:  .maxntid 128, 1, 1
 // PTX:         cp.async.cg.shared.global
-// PTX:         cp.async.wait_group 3;
+// PTX:         cp.async.wait_group 2;
 // PTX:         fence.proxy.async.shared::cta;
 // PTX:         bar.sync 0;
 // PTX:         wgmma.fence.sync.aligned;
@@ -194,10 +195,11 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[32,1,1] block=[128,1,1] smem=122880
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[128,1,1] block=[128,1,1] smem=98304
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
+// SUMMARY-NEXT:   param workspace workspace f32 [65568]
 // SUMMARY-NEXT: kernel silu_0 class=elementwise op=silu attrs={} grid=[8,1,1] block=[256,1,1] smem=0
 // SUMMARY-NEXT:   param input input bf16 [16,1024]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
@@ -215,8 +217,9 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   arg out1 output f32 [16]
 // SUMMARY-NEXT:   buffer 0 bf16 [16,4096]
 // SUMMARY-NEXT:   buffer 1 bf16 [16,1024]
+// SUMMARY-NEXT:   buffer 2 f32 [65568]
 // SUMMARY-NEXT:   launch rmsnorm_0 arg0 arg1 buf0
-// SUMMARY-NEXT:   launch matmul_0 buf0 arg2 buf1
+// SUMMARY-NEXT:   launch matmul_0 buf0 arg2 buf1 buf2
 // SUMMARY-NEXT:   launch silu_0 buf1 arg3
 // SUMMARY-NEXT:   launch reduce_0 arg3 arg4
 // SUMMARY-NEXT: function gelu_tanh

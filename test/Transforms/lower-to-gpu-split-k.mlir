@@ -11,11 +11,12 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" | FileCheck %s --check-prefix=MMA
 // The default heuristic splits K for f32 decode with 8 < M <= 64 (M <= 8 is gemv,
 // lower-to-gpu-gemv.mlir) (16 x 64 SIMT tiles, up to 16
-// splits) and for long K on small wgmma grids (64 x 64 tiles, 2 splits), not
-// for K = 4096 on tensor cores:
+// splits), for long K on small wgmma grids (64 x 64 tiles, 2 splits), and for
+// wgmma decode grids of at most one 64 x 32 tile per SM with 16 K steps per split
+// (here 128 tiles, K = 4096: 2 splits, 4 stages):
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule | FileCheck %s --check-prefix=DEFAULT
 // DEFAULT-LABEL: func.func @decode(
-// DEFAULT:         block_m = 64, block_n = 32, block_k = 128, {{.*}} split_k = 1,
+// DEFAULT:         block_m = 64, block_n = 32, block_k = 128, {{.*}} stages = 4, split_k = 2,
 // DEFAULT-LABEL: func.func @f32_decode(
 // DEFAULT:         instruction = ffma, {{.*}} block_m = 16, block_n = 64, block_k = 16, {{.*}} split_k = 16,
 // DEFAULT-LABEL: func.func @long_k(

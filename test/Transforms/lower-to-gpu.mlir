@@ -500,15 +500,16 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // -----
 
 // A decode GEMM (M = 16 <= 64, N = 4096): one warpgroup per 64 x 32 tile
-// (m64n32k16), so N = 4096 gives 128 blocks; five stages.
+// (m64n32k16), so N = 4096 gives 128 tiles, each split in 2 along K: 256 blocks;
+// four stages.
 // CHECK-LABEL: func.func @matmul_decode(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      blocks in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(
 // CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
-// CHECK:         memref.view {{.*}} to memref<5x2x64x64xbf16, 3>
-// CHECK:         memref.view {{.*}} to memref<5x2x32x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<4x2x64x64xbf16, 3>
+// CHECK:         memref.view {{.*}} to memref<4x2x32x64xbf16, 3>
 // 16 f32 accumulators per thread.
 // CHECK:         scf.for {{.*}} -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
 // CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>

@@ -43,11 +43,12 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 }
 
 // The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, four TMA stages;
-// decode (M = 16, N = 4096) 64 x 32 tiles of one warpgroup, K step 128, five stages.
+// decode (M = 16, N = 4096) 64 x 32 tiles of one warpgroup, K step 128, four stages,
+// K split in 2 (128 tiles, 32 K steps).
 // DEFAULT:      kopt.kernel "matmul_0"
 // DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 4, split_k = 1, swizzle = 8, vector_width = 8, persistent = false>
 // DEFAULT:      kopt.kernel "matmul_1"
-// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false>
+// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 4, split_k = 2, swizzle = 1, vector_width = 8, persistent = false>
 // DEFAULT:      kopt.kernel "silu_0"
 // DEFAULT-NOT:    schedule
 // DEFAULT:      kopt.yield
@@ -62,7 +63,7 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // BYNAME:       kopt.kernel "matmul_0"
 // BYNAME-SAME:    instruction = wgmma, {{.*}} stages = 3,
 // BYNAME:       kopt.kernel "matmul_1"
-// BYNAME-SAME:    instruction = mma_sync, {{.*}} block_m = 64, block_n = 128, block_k = {{[0-9]+}}, warp_m = 32, warp_n = 64, stages = 5,
+// BYNAME-SAME:    instruction = mma_sync, {{.*}} block_m = 64, block_n = 128, block_k = {{[0-9]+}}, warp_m = 32, warp_n = 64, stages = 4,
 
 // BYKEY:        kopt.kernel "matmul_1"
 // BYKEY-SAME:     block_m = 16, block_n = 64, block_k = 64, warp_m = 16, warp_n = 16,
