@@ -111,9 +111,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::init(false)};
   Option<int64_t> packMinReuse{
       *this, "pack-min-reuse",
-      llvm::cl::desc("pack f16/bf16 matmul operands that are not K-contiguous "
-                     "or whose K % 8 != 0 when the other operand has at least "
-                     "this many rows (kopt-pack-operands); 0: never"),
+      llvm::cl::desc("pack f16/bf16 (and f32 tf32) matmul operands that are "
+                     "not K-contiguous or whose rows are not a multiple of 16 "
+                     "bytes when the other operand has at least this many "
+                     "rows (kopt-pack-operands); 0: never"),
       llvm::cl::init(128)};
 };
 } // namespace

@@ -930,15 +930,15 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "ffma: shared bytes = stages * block_k * (block_m + block_n) * "
       "sizeof(dtype) <= "
       "max_static_shared",
-      "wgmma: sm_90a; A and B both f16 or both bf16; warp_m in {64, 128}; "
-      "block_k in {64, 128}; copy = cp_async, stages >= 2; A and B contiguous "
-      "along "
-      "K, K % 8 == 0",
+      "wgmma: sm_90a; A and B both f16 or both bf16 (or f32 with tf32 "
+      "allowed); warp_m in {64, 128}; block_k in {64, 128} (f32: {32, 64}); "
+      "copy = cp_async or tma (f32: tma), stages >= 2; A and B contiguous "
+      "along K, K * sizeof(dtype) % 16 == 0",
       "wgmma: warp_n % 8 == 0; (warp_m / 64) * warp_n / 2 <= 128 "
       "accumulators per thread; "
-      "block_m * 8 and block_n * 8 multiples of 32 * num_warps",
-      "wgmma: shared bytes = stages * (block_m + block_n) * block_k * 2 <= "
-      "max_shared_per_block",
+      "block_m * 8 and block_n * 8 multiples of 32 * num_warps (cp_async)",
+      "wgmma: shared bytes = stages * (block_m + block_n) * block_k * "
+      "sizeof(dtype) (+ 16 * stages with tma) <= max_shared_per_block",
       "registers: accumulators (+ mma_sync fragments, + ffma operands) + 42 "
       "<= min(255, 65536 / (32 * num_warps)) per thread",
       "split_k: with T = ceil(K / block_k), split_k <= T and (split_k - 1) * "
