@@ -6,7 +6,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
                            [--ptxas PATH] [-j N] [--only ID]... [--no-sweep]
                            [--random N] [--random-valid N] [--seed S]
                            [--split-k LIST] [--persistent] [--epilogue] [--gemv]
-                           [--simt-stages] [--tma] [--tf32]
+                           [--simt-stages] [--tma] [--tf32] [--warp-specialize]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -46,6 +46,11 @@ With --simt-stages the sweep compares one and two shared-memory buffers (stages 
 With --tma the sweep compares the copy engines of wgmma on the tensor-core problems:
 the default schedule and the wgmma tiles of `tma_bases()`, each with copy = cp_async
 and copy = tma (tag "tma"), TMA also with one stage more or less.
+
+With --warp-specialize the sweep compares warp_specialize false / true (a producer warp
+issuing the TMA copies) on the wgmma problems: the TMA schedules of `ws_bases()` (the
+default with copy = tma, 3 and 5 stages on decode tiles; for M > 64 the 128 x 256 tile
+and persistent 128 x 256 / 128 x 128 grids), each both ways (tag "warp_specialize").
 
 With --tf32 the sweep is a TF32 sweep: for every f32 problem of the sweep a copy
 that allows TF32 (`"tf32": true`, id suffixed `_tf32`, compiled as kopt.matmul
@@ -374,6 +379,27 @@ def tma_bases(p, default):
     return out
 
 
+def ws_bases(p, default):
+    """TMA schedules whose warp_specialize the warp-specialization sweep varies: the
+    default (copy = tma), on decode tiles (M <= 64) also with 3 and 5 stages; for
+    M > 64 the 128 x 256 tile and persistent 128 x 256 (3 stages) and 128 x 128 grids."""
+    base = {k: v for k, v in default.items() if k != "num_warps"}
+    if base.get("instruction") != "wgmma":
+        return []
+    base = dict(base, copy="tma")
+    out = [base]
+    if p["m"] <= 64:
+        out += [dict(base, stages=st) for st in (3, 5) if st != base["stages"]]
+    else:
+        vw = 8 if p["out_dtype"] != "f32" and p["n"] % 8 == 0 else (
+            2 if p["n"] % 2 == 0 else 1)
+        out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),
+                               (128, 256, 64, 256, 64, 3, True),
+                               (128, 128, 64, 128, 64, 4, True)), vector_width=vw,
+                           copy="tma")
+    return out
+
+
 def decode_candidates(p, default):
     """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x 32 or
     64 x 64, block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
@@ -500,6 +526,9 @@ def main(argv=None):
                          "on the decode problems (M <= 64)")
     ap.add_argument("--tma", action="store_true",
                     help="a sweep of copy = cp_async / tma on the wgmma problems")
+    ap.add_argument("--warp-specialize", action="store_true",
+                    help="a sweep of warp_specialize = false / true on TMA schedules of "
+                         "the wgmma problems")
     ap.add_argument("--tf32", action="store_true",
                     help="a TF32 sweep: the f32 problems with tf32 (ids + _tf32), their "
                          "default and tf32_candidates()")
@@ -563,6 +592,16 @@ def main(argv=None):
                         if key not in seen:
                             seen.add(key)
                             jobs.append((p, v, ["tma"], None))
+                continue
+            if args.warp_specialize:
+                seen = set()
+                for b in ws_bases(p, default):
+                    for ws in (False, True):
+                        v = dict(b, warp_specialize=ws)
+                        key = json.dumps(v, sort_keys=True)
+                        if key not in seen:
+                            seen.add(key)
+                            jobs.append((p, v, ["warp_specialize"], None))
                 continue
             if args.gemv:
                 for sc in gemv_candidates(p):
@@ -691,8 +730,9 @@ def main(argv=None):
                "seed": args.seed, "points": records}
     with open(os.path.join(args.out, "compile_sweep.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    for tag in ("default", "sweep", "split_k", "persistent", "tf32", "random",
-                "random_valid"):
+    tags = sorted({t for r in records for t in r["tags"]},
+                  key=lambda t: (t != "default", t))
+    for tag in tags:
         rs = [r for r in records if tag in r["tags"]]
         if rs:
             c = {}

@@ -67,7 +67,8 @@ import run_suite  # noqa: E402  (the worker, the timing routine, the loaders)
 
 SWEEP_VERSION = 1
 DTYPES = ("f32", "f16", "bf16")
-KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "tf32", "random", "random_valid")
+KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "tf32", "random", "random_valid",
+              "decode", "tma", "gemv", "epilogue", "simt_stages", "warp_specialize")
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\(")
 MAX_DYNAMIC_SHARED = 227 * 1024   # sm_90 opt-in limit per block
@@ -81,7 +82,7 @@ FAILED = ("error", "timeout", "crashed", "invalid", "not-run")
 RAN = ("ok", "incorrect", "error", "timeout", "crashed")
 SCHEDULE_ORDER = ("instruction", "copy", "block_m", "block_n", "block_k", "warp_m",
                   "warp_n", "num_warps", "stages", "split_k", "swizzle", "vector_width",
-                  "persistent")
+                  "persistent", "warp_specialize")
 
 _LOG = {"file": None}
 
@@ -954,11 +955,11 @@ def fmt_schedule(s):
     short = {"instruction": "", "copy": "", "block_m": "bm", "block_n": "bn", "block_k": "bk",
              "warp_m": "wm", "warp_n": "wn", "num_warps": "warps", "stages": "st",
              "split_k": "splitk", "swizzle": "sw", "vector_width": "vec",
-             "persistent": "persistent"}
+             "persistent": "persistent", "warp_specialize": "ws"}
     out = []
     for k in keys:
         v = s[k]
-        if k == "persistent" and not v:
+        if k in ("persistent", "warp_specialize") and not v:
             continue
         name = short.get(k, k)
         text = v if isinstance(v, (int, float, str)) else json.dumps(v)

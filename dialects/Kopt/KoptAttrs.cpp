@@ -26,7 +26,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t blockM, int64_t blockN,
                                    int64_t blockK, int64_t warpM, int64_t warpN,
                                    int64_t stages, int64_t splitK,
-                                   int64_t swizzle, int64_t vectorWidth, bool) {
+                                   int64_t swizzle, int64_t vectorWidth, bool,
+                                   bool) {
   std::pair<const char *, int64_t> sizes[] = {
       {"block_m", blockM}, {"block_n", blockN},  {"block_k", blockK},
       {"warp_m", warpM},   {"warp_n", warpN},    {"stages", stages},
@@ -52,6 +53,7 @@ sched::MatmulSchedule ScheduleAttr::getSchedule() const {
   s.swizzle = getSwizzle();
   s.vectorWidth = getVectorWidth();
   s.persistent = getPersistent();
+  s.warpSpecialize = getWarpSpecialize();
   return s;
 }
 
@@ -60,7 +62,7 @@ ScheduleAttr ScheduleAttr::get(MLIRContext *ctx,
   return get(ctx, static_cast<ScheduleInstruction>(s.instruction),
              static_cast<ScheduleCopy>(s.copy), s.blockM, s.blockN, s.blockK,
              s.warpM, s.warpN, s.stages, s.splitK, s.swizzle, s.vectorWidth,
-             s.persistent);
+             s.persistent, s.warpSpecialize);
 }
 
 // The enums of the attribute and of kopt::schedule must stay in step.

@@ -42,7 +42,8 @@ def Kopt_ScheduleAttr : AttrDef<Kopt_Dialect, "Schedule"> {
     `warp_m` x `warp_n` (the block has (block_m / warp_m) * (block_n / warp_n)
     warps), `stages` shared-memory buffers in the K loop, `split_k` slices of K,
     grouped rasterization of `swizzle` tile rows, `vector_width` output elements
-    per epilogue store, `persistent` grid. Example:
+    per epilogue store, `persistent` grid, `warp_specialize` (a producer warp
+    issues the TMA copies; printed only when true). Example:
 
     ```mlir
     #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 128,
@@ -61,7 +62,8 @@ def Kopt_ScheduleAttr : AttrDef<Kopt_Dialect, "Schedule"> {
     "int64_t":$block_m, "int64_t":$block_n, "int64_t":$block_k,
     "int64_t":$warp_m, "int64_t":$warp_n, "int64_t":$stages,
     "int64_t":$split_k, "int64_t":$swizzle, "int64_t":$vector_width,
-    "bool":$persistent
+    "bool":$persistent,
+    DefaultValuedParameter<"bool", "false">:$warp_specialize
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -593,6 +593,36 @@ struct StagedEpilogue {
   Value m0, n0;
   int64_t bm = 0, bn = 0, width = 0;
 };
+
+/// The threads that run a kernel's epilogue: `count` threads, `tid` from 0.
+/// When they are not the whole block (the consumer warps of a
+/// warp-specialized kernel, whose producer warp takes no part) their barriers
+/// name that thread count (PTX ISA, bar.sync / barrier.red with a thread
+/// count, a multiple of 32). They stay on barrier 0, the only one NVVM's
+/// barrier.red takes: no other thread uses it after the kernel's setup.
+struct EpilogueThreads {
+  Value tid;
+  int64_t count = 0;
+  bool wholeBlock = true;
+
+  /// The barrier id (0) and thread count operands (null: the whole block).
+  std::pair<Value, Value> named(OpBuilder &b, Location loc) const {
+    if (wholeBlock)
+      return {Value(), Value()};
+    Value id = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    Value n = arith::ConstantIntOp::create(b, loc, b.getI32Type(), count);
+    return {id, n};
+  }
+  void barrier(OpBuilder &b, Location loc) const {
+    if (wholeBlock) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    auto [id, n] = named(b, loc);
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, id, n,
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+};
 } // namespace
 
 /// Writes `vs` (not rounded) for outputs (m, n), (m, n + 1), ... into the
@@ -609,12 +639,14 @@ static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
 }
 
 /// Stores the staged tile to C (inside the bounds; N % width == 0, so a
-/// chunk is wholly inside or outside) after a barrier; `threads` threads,
-/// thread `tid` takes chunks tid, tid + threads, ...
+/// chunk is wholly inside or outside) after a barrier; thread `tid` of the
+/// epilogue's threads takes chunks tid, tid + threads, ...
 static void storeStagedTile(OpBuilder &b, Location loc, const Contraction &c,
-                            const StagedEpilogue &st, Value tid,
-                            int64_t threads) {
-  gpu::BarrierOp::create(b, loc);
+                            const StagedEpilogue &st,
+                            const EpilogueThreads &et) {
+  et.barrier(b, loc);
+  Value tid = et.tid;
+  int64_t threads = et.count;
   int64_t perRow = st.bn / st.width, chunks = st.bm * perRow;
   Type elt = cast<MemRefType>(c.out.getType()).getElementType();
   auto vecType = VectorType::get({st.width}, elt);
@@ -688,9 +720,11 @@ static void forEachAccumulatorOfQuad(OpBuilder &b, Location loc, Value rowBase,
 /// block came last) before rounding and storing them. No block waits for
 /// another: the grid may run in any order.
 static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
-                         const TileOrigin &o, int64_t splitK, Value tid,
-                         int64_t threads, const StagedEpilogue *staged,
+                         const TileOrigin &o, int64_t splitK,
+                         const EpilogueThreads &et,
+                         const StagedEpilogue *staged,
                          function_ref<void(OutputFn)> forEachOutput) {
+  Value tid = et.tid;
   // The final values: stored, or staged and stored by the whole block.
   auto store = [&](ArrayRef<Value> vs, Value m, Value n) {
     if (staged)
@@ -700,7 +734,7 @@ static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
   };
   auto finish = [&] {
     if (staged)
-      storeStagedTile(b, loc, c, *staged, tid, threads);
+      storeStagedTile(b, loc, c, *staged, et);
   };
   if (splitK == 1) {
     forEachOutput(store);
@@ -755,7 +789,7 @@ static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
   // 2. Publish them and count the block in; barrier.red.or tells every
   // thread whether the block is its tile's last.
   NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  gpu::BarrierOp::create(b, loc);
+  et.barrier(b, loc);
   Value isFirstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                               tid, indexConst(b, loc, 0));
   auto count = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
@@ -781,18 +815,29 @@ static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
     scf::YieldOp::create(
         b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 1)});
   }
-  Value flag =
-      arith::ExtUIOp::create(b, loc, b.getI32Type(), count.getResult(0));
-  Value anyLast =
-      NVVM::BarrierOp::create(b, loc, b.getI32Type(), /*barrierId=*/Value(),
-                              /*numberOfThreads=*/Value(),
-                              NVVM::BarrierReductionAttr::get(
-                                  b.getContext(), NVVM::BarrierReduction::OR),
-                              flag)
-          .getResult(0);
-  Value isLast =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, anyLast,
-                            arith::ConstantIntOp::create(b, loc, 0, 32));
+  Value isLast;
+  if (et.wholeBlock) {
+    Value flag =
+        arith::ExtUIOp::create(b, loc, b.getI32Type(), count.getResult(0));
+    Value anyLast =
+        NVVM::BarrierOp::create(b, loc, b.getI32Type(), /*barrierId=*/Value(),
+                                /*numberOfThreads=*/Value(),
+                                NVVM::BarrierReductionAttr::get(
+                                    b.getContext(), NVVM::BarrierReduction::OR),
+                                flag)
+            .getResult(0);
+    isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, anyLast,
+                                   arith::ConstantIntOp::create(b, loc, 0, 32));
+  } else {
+    // nvvm.barrier takes a reduction only over the whole block: the LLVM
+    // intrinsic of barrier.red.or.aligned with a thread count.
+    auto [barrierId, barrierThreads] = et.named(b, loc);
+    isLast = LLVM::CallIntrinsicOp::create(
+                 b, loc, b.getI1Type(),
+                 b.getStringAttr("llvm.nvvm.barrier.cta.red.or.aligned.count"),
+                 ValueRange{barrierId, barrierThreads, count.getResult(0)})
+                 .getResult(0);
+  }
   // 3. The last block sums the partials in split order and stores.
   auto reduce = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
@@ -1058,8 +1103,8 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
   // validate() admits vector_width = 4 only with 4-column chunks and N % 4 ==
   // 0.
   const int64_t kVec = s.vectorWidth;
-  emitEpilogue(b, loc, c, org, s.splitK, tid, s.threads(), /*staged=*/nullptr,
-               [&](OutputFn emit) {
+  emitEpilogue(b, loc, c, org, s.splitK, EpilogueThreads{tid, s.threads()},
+               /*staged=*/nullptr, [&](OutputFn emit) {
                  for (int64_t i = 0; i < kTM; ++i) {
                    Value m = arith::AddIOp::create(b, loc, m0, rowOf(i));
                    for (int64_t j = 0; j < kTN; j += kVec) {
@@ -1190,8 +1235,8 @@ static FailureOr<LaunchConfig> buildGemv(const Contraction &c,
       return arith::AddFOp::create(b, loc, x, y);
     }));
   emitEpilogue(
-      b, loc, c, org, s.splitK, tid, kThreads, /*staged=*/nullptr,
-      [&](OutputFn emit) {
+      b, loc, c, org, s.splitK, EpilogueThreads{tid, kThreads},
+      /*staged=*/nullptr, [&](OutputFn emit) {
         for (int64_t r = 0; r < kRows; ++r)
           for (int64_t j = 0; j < kCols; ++j) {
             int64_t i = r * kCols + j;
@@ -1264,14 +1309,16 @@ static Value sharedView(OpBuilder &b, Location loc, Value smem, int64_t offset,
 /// Starts the staged epilogue of the block tile at (m0, n0), its tile at byte
 /// `offset` of the dynamic shared memory `smem`: once no warp reads that
 /// memory any more (with `waitForCopies`, each thread's cp.async copies land
-/// first; then a barrier).
-static StagedEpilogue
-beginStagedEpilogue(OpBuilder &b, Location loc, const Contraction &c,
-                    const sched::MatmulSchedule &s, Value smem, int64_t offset,
-                    bool waitForCopies, Value m0, Value n0) {
+/// first; then a barrier of the epilogue's threads).
+static StagedEpilogue beginStagedEpilogue(OpBuilder &b, Location loc,
+                                          const Contraction &c,
+                                          const sched::MatmulSchedule &s,
+                                          Value smem, int64_t offset,
+                                          bool waitForCopies, Value m0,
+                                          Value n0, const EpilogueThreads &et) {
   if (waitForCopies)
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  gpu::BarrierOp::create(b, loc);
+  et.barrier(b, loc);
   Type elt = cast<MemRefType>(c.out.getType()).getElementType();
   StagedEpilogue st;
   st.tile = sharedView(b, loc, smem, offset, {s.blockM, s.blockN + 8}, elt);
@@ -1480,10 +1527,11 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   std::optional<StagedEpilogue> staged;
   if (sched::stagedEpilogue(s))
     staged = beginStagedEpilogue(b, loc, c, s, smem, 0,
-                                 /*waitForCopies=*/pipelined, m0, n0);
+                                 /*waitForCopies=*/pipelined, m0, n0,
+                                 EpilogueThreads{tid, kThreads});
   // Registers r and r + 1 are adjacent columns: with vector_width >= 2 they
   // go out (or into the staged tile) as one store.
-  emitEpilogue(b, loc, c, org, s.splitK, tid, kThreads,
+  emitEpilogue(b, loc, c, org, s.splitK, EpilogueThreads{tid, kThreads},
                staged ? &*staged : nullptr, [&](OutputFn emit) {
                  for (int64_t mi = 0; mi < kMI; ++mi)
                    for (int64_t ni = 0; ni < kNI; ++ni)
@@ -1621,18 +1669,22 @@ struct TmaRing {
                                    NVVM::MemScopeKindAttr());
   }
 
-  /// Thread 0 issues load `f` (index): the K elements from `kElem` of the
+  /// The leader issues load `f` (index): the K elements from `kElem` of the
   /// tiles at row m0 of A and row n0 of B, when `valid` (null: always).
   /// With `mayReuse`, for f >= stages it first waits until load f - stages
-  /// has been released.
+  /// has been released. `byLeader` false: the caller runs only on the
+  /// leader already.
   void issue(OpBuilder &b, Location loc, Value f, Value m0, Value n0,
-             Value kElem, Value valid, bool mayReuse) const {
-    Value cond = leader;
+             Value kElem, Value valid, bool mayReuse,
+             bool byLeader = true) const {
+    Value cond = byLeader ? leader : Value();
     if (valid)
-      cond = arith::AndIOp::create(b, loc, cond, valid);
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+      cond = cond ? arith::AndIOp::create(b, loc, cond, valid) : valid;
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+    if (cond) {
+      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
     auto i32 = b.getI32Type();
     auto i64 = b.getI64Type();
     Value stage = arith::RemUIOp::create(b, loc, f, indexConst(b, loc, stages));
@@ -1700,13 +1752,16 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   const int64_t kBM = s.blockM, kBN = s.blockN, kBK = s.blockK,
                 kStages = s.stages, kWarpM = s.warpM, kWarpN = s.warpN;
   const int64_t kGroupsN = kBN / kWarpN, kMTiles = kWarpM / 64;
-  const int64_t kThreads = s.threads();
+  // The warpgroups of the warp grid (with warp_specialize, the producer warp
+  // follows them: threads kThreads .. kThreads + 31).
+  const int64_t kThreads = 32 * s.mathWarps();
+  const bool kSpecialized = s.warpSpecialize;
   const int64_t kAccs = kWarpN / 2; // f32 per thread per m64 instruction
   linalg::GenericOp mm = c.mm;
   Location loc = mm.getLoc();
   MLIRContext *ctx = func.getContext();
   LaunchConfig cfg;
-  cfg.block = {kThreads, 1, 1};
+  cfg.block = {s.threads(), 1, 1};
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
@@ -1752,6 +1807,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       b, loc,
       arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpN));
+  const EpilogueThreads epilogueThreads{tid, kThreads, !kSpecialized};
   // copy = tma: the mbarriers follow everything else in shared memory.
   std::optional<TmaRing> ring;
   if (s.copy == sched::CopyEngine::TMA) {
@@ -1765,8 +1821,11 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         {2 * kStages}, i64);
     r.barriers =
         toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bars));
-    r.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                     indexConst(b, loc, 0));
+    // The thread that issues the copies: thread 0, or lane 0 of the
+    // producer warp.
+    r.leader =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                              indexConst(b, loc, kSpecialized ? kThreads : 0));
     r.lane = lane;
     r.stages = kStages, r.bytesA = bytesA / kStages,
     r.bytesB = bytesB / kStages;
@@ -1842,10 +1901,10 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     // flight).
     std::optional<StagedEpilogue> staged;
     if (sched::stagedEpilogue(s))
-      staged = beginStagedEpilogue(b, loc, c, s, smem,
-                                   s.persistent ? bytesA + bytesB : 0,
-                                   /*waitForCopies=*/!s.persistent, m0, n0);
-    emitEpilogue(b, loc, c, org, s.splitK, tid, kThreads,
+      staged = beginStagedEpilogue(
+          b, loc, c, s, smem, s.persistent ? bytesA + bytesB : 0,
+          /*waitForCopies=*/!s.persistent, m0, n0, epilogueThreads);
+    emitEpilogue(b, loc, c, org, s.splitK, epilogueThreads,
                  staged ? &*staged : nullptr, [&](OutputFn emit) {
                    for (int64_t t = 0; t < kMTiles; ++t) {
                      Value acc = accOf(t);
@@ -1903,6 +1962,38 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       return ring->release(b, loc, f);
     gpu::BarrierOp::create(b, loc);
   };
+  // One K tile, load f (flattened): wait for its stage, issue its wgmma
+  // into `accIn`, wait until only they are pending, release load f - 1's
+  // stage. Returns the accumulators.
+  auto consume = [&](Value f, Value groupA, Value groupB,
+                     ValueRange accIn) -> SmallVector<Value> {
+    waitForStage(f);
+    Value stage =
+        toI64(arith::RemUIOp::create(b, loc, f, indexConst(b, loc, kStages)));
+    SmallVector<Value> acc = wgmmaStep(stage, groupA, groupB, accIn);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+    releaseStage(f);
+    return acc;
+  };
+  // Warp specialization: the producer warp (`then` of the returned if, its
+  // lane 0 in `leader`) and the consumers (`else`).
+  // The role is read from lane 0's warp index (shfl.sync.idx), which ptxas
+  // knows to be uniform across the warp: with a per-thread condition it
+  // assumes a divergent path and serializes the consumers' wgmma (C7520), as
+  // CUTLASS's canonical_warp_group_idx() avoids too.
+  auto splitRoles = [&]() {
+    auto i32 = b.getI32Type();
+    Value warp32 = arith::IndexCastUIOp::create(b, loc, i32, warp);
+    Value uniformWarp =
+        gpu::ShuffleOp::create(b, loc, warp32, /*offset=*/0, /*width=*/32,
+                               gpu::ShuffleMode::IDX)
+            .getShuffleResult();
+    Value producer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, uniformWarp,
+        arith::ConstantIntOp::create(b, loc, i32, kThreads / 32));
+    return scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
+  };
 
   if (s.persistent) {
     // Persistent grid: `persistentBlocks` blocks (all resident at once)
@@ -1926,7 +2017,68 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         idx(grid));
     Value total = arith::MulIOp::create(b, loc, myTiles, idx(kTiles));
     auto [groupA, groupB] = groupBases();
-    SmallVector<Value> accInit = zeroAccumulators();
+    SmallVector<Value> accInit =
+        kSpecialized ? SmallVector<Value>() : zeroAccumulators();
+    // The origin of the block's tile number `tileIter` and its first
+    // flattened load.
+    auto tileAt = [&](Value tileIter) {
+      Value tile = arith::AddIOp::create(
+          b, loc, bid, arith::MulIOp::create(b, loc, tileIter, idx(grid)));
+      Value f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
+      return std::make_pair(tile, f0);
+    };
+    if (kSpecialized) {
+      // The producer's lane 0 walks the block's tiles and their K tiles in
+      // the consumers' order, each load waiting only for its stage to be
+      // released; so it runs up to `stages` loads ahead, into the next tile
+      // while the consumers run this one's last wgmma and its epilogue.
+      scf::IfOp roles = splitRoles();
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(roles.thenBlock());
+        auto leaderIf =
+            scf::IfOp::create(b, loc, ring->leader, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(leaderIf.thenBlock());
+        auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
+        b.setInsertionPointToStart(tileLoop.getBody());
+        auto [tile, f0] = tileAt(tileLoop.getInductionVar());
+        auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+        auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1));
+        b.setInsertionPointToStart(kLoop.getBody());
+        Value kt = kLoop.getInductionVar();
+        Value f = arith::AddIOp::create(b, loc, f0, kt);
+        ring->issue(b, loc, f, tm0, tn0,
+                    arith::MulIOp::create(b, loc, kt, idx(kBK)),
+                    /*valid=*/Value(), /*mayReuse=*/true, /*byLeader=*/false);
+      }
+      {
+        // The consumers: each tile's K loop from zero accumulators, then its
+        // epilogue.
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(roles.elseBlock());
+        auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
+        b.setInsertionPointToStart(tileLoop.getBody());
+        auto [tile, f0] = tileAt(tileLoop.getInductionVar());
+        auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+        // (Zeros defined inside the consumers' branch, as above.)
+        SmallVector<Value> zeros = zeroAccumulators();
+        auto kLoop =
+            scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), zeros);
+        {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(kLoop.getBody());
+          Value f = arith::AddIOp::create(b, loc, f0, kLoop.getInductionVar());
+          scf::YieldOp::create(
+              b, loc, consume(f, groupA, groupB, kLoop.getRegionIterArgs()));
+        }
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+        TileOrigin org;
+        org.m0 = tm0, org.n0 = tn0, org.tile = tile;
+        storeTile(tm0, tn0, org, [&](int64_t t) { return kLoop.getResult(t); });
+      }
+      gpu::ReturnOp::create(b, loc);
+      return cfg;
+    }
     // Tile number and K tile of flattened index f.
     auto split = [&](Value f) -> std::pair<Value, Value> {
       Value q = arith::DivUIOp::create(b, loc, f, idx(kTiles));
@@ -1998,13 +2150,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
         b.setInsertionPointToStart(loop.getBody());
         Value kt = loop.getInductionVar();
         Value f = arith::AddIOp::create(b, loc, f0, kt);
-        waitForStage(f);
-        Value stage = toI64(arith::RemUIOp::create(b, loc, f, idx(kStages)));
         SmallVector<Value> acc =
-            wgmmaStep(stage, groupA, groupB, loop.getRegionIterArgs());
-        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-        releaseStage(f);
+            consume(f, groupA, groupB, loop.getRegionIterArgs());
         if (failed(
                 refill(kt, arith::AddIOp::create(b, loc, f, idx(kStages - 1)))))
           return failure();
@@ -2067,7 +2214,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   const TileOrigin &org = *origin;
   Value m0 = org.m0, n0 = org.n0;
   auto [groupA, groupB] = groupBases();
-  SmallVector<Value> accInit = zeroAccumulators();
+  SmallVector<Value> accInit =
+      kSpecialized ? SmallVector<Value>() : zeroAccumulators();
 
   auto issueGroup = [&](Value kTile) {
     return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
@@ -2091,6 +2239,45 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     Value e = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
     return org.kBase ? arith::AddIOp::create(b, loc, e, org.kBase) : e;
   };
+  if (kSpecialized) {
+    // The producer's lane 0 issues every load, each after its stage is
+    // released; the consumers wait for the loads, compute and store.
+    scf::IfOp roles = splitRoles();
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(roles.thenBlock());
+      auto leaderIf =
+          scf::IfOp::create(b, loc, ring->leader, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(leaderIf.thenBlock());
+      auto loads = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
+                                      indexConst(b, loc, 1));
+      b.setInsertionPointToStart(loads.getBody());
+      Value f = loads.getInductionVar();
+      ring->issue(b, loc, f, m0, n0, kElemOf(f), /*valid=*/Value(),
+                  /*mayReuse=*/true, /*byLeader=*/false);
+    }
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(roles.elseBlock());
+      // Zero accumulators defined inside the consumers' branch: defined
+      // before it, ptxas serializes the wgmma (C7520, a compiler-inserted
+      // warpgroup.arrive in a divergent path).
+      SmallVector<Value> zeros = zeroAccumulators();
+      auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
+                                      indexConst(b, loc, 1), zeros);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(kLoop.getBody());
+        scf::YieldOp::create(b, loc,
+                             consume(kLoop.getInductionVar(), groupA, groupB,
+                                     kLoop.getRegionIterArgs()));
+      }
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
+    }
+    gpu::ReturnOp::create(b, loc);
+    return cfg;
+  }
   if (ring) {
     for (int64_t i = 0; i + 1 < kStages && i < org.kTiles; ++i) {
       Value f = indexConst(b, loc, i);
@@ -2119,14 +2306,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value kt = kLoop.getInductionVar();
-    waitForStage(kt);
-    Value stage =
-        toI64(arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
     SmallVector<Value> acc =
-        wgmmaStep(stage, groupA, groupB, kLoop.getRegionIterArgs());
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    releaseStage(kt);
+        consume(kt, groupA, groupB, kLoop.getRegionIterArgs());
     // Past the last tile cp.async reads nothing and zero-fills a stage
     // nobody reads; TMA copies nothing.
     Value ahead =

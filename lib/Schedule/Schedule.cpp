@@ -153,7 +153,7 @@ std::optional<DType> parseDType(const std::string &s) {
 
 int64_t bytesOf(DType d) { return d == DType::F32 ? 4 : 2; }
 
-int64_t MatmulSchedule::numWarps() const {
+int64_t MatmulSchedule::mathWarps() const {
   if (warpM <= 0 || warpN <= 0)
     return 0;
   // wgmma: the warp tile is a warpgroup's (4 warps).
@@ -161,12 +161,17 @@ int64_t MatmulSchedule::numWarps() const {
   return perTile * (blockM / warpM) * (blockN / warpN);
 }
 
+int64_t MatmulSchedule::numWarps() const {
+  int64_t math = mathWarps();
+  return math && warpSpecialize ? math + 1 : math;
+}
+
 bool MatmulSchedule::operator==(const MatmulSchedule &o) const {
   return instruction == o.instruction && copy == o.copy && blockM == o.blockM &&
          blockN == o.blockN && blockK == o.blockK && warpM == o.warpM &&
          warpN == o.warpN && stages == o.stages && splitK == o.splitK &&
          swizzle == o.swizzle && vectorWidth == o.vectorWidth &&
-         persistent == o.persistent;
+         persistent == o.persistent && warpSpecialize == o.warpSpecialize;
 }
 
 std::string MatmulWorkload::key(const std::string &chip) const {
@@ -313,6 +318,11 @@ std::optional<std::string> validate(const MatmulSchedule &s,
   if (s.copy == CopyEngine::TMA && s.instruction != Instruction::Wgmma)
     return cat("copy = tma is implemented for wgmma (sm_90a) only, not ",
                toString(s.instruction), "; use cp_async or sync");
+  if (s.warpSpecialize &&
+      (s.instruction != Instruction::Wgmma || s.copy != CopyEngine::TMA))
+    return cat("warp_specialize = true needs wgmma with copy = tma (its "
+               "producer warp issues TMA copies), not ",
+               toString(s.instruction), " with copy = ", toString(s.copy));
 
   struct Domain {
     const char *name;
@@ -837,6 +847,7 @@ json domains() {
   d["swizzle"] = kSwizzle;
   d["vector_width"] = kVectorWidth;
   d["persistent"] = json::array({false, true});
+  d["warp_specialize"] = json::array({false, true});
   return d;
 }
 
@@ -858,12 +869,18 @@ template <typename F> void forEachPoint(F &&f) {
                         s.blockN = bn, s.blockK = bk, s.warpM = wm,
                         s.warpN = wn, s.stages = st, s.splitK = sk,
                         s.swizzle = sw, s.vectorWidth = vw;
-                        s.persistent = false;
-                        f(s);
-                        if (i == Instruction::Wgmma && sk == 1) {
-                          s.persistent = true;
-                          f(s);
-                        }
+                        // persistent and warp_specialize only where
+                        // they can be valid (wgmma; split_k = 1; tma).
+                        bool ws =
+                            i == Instruction::Wgmma && c == CopyEngine::TMA;
+                        bool pe = i == Instruction::Wgmma && sk == 1;
+                        for (bool p : {false, true})
+                          for (bool w : {false, true}) {
+                            if ((p && !pe) || (w && !ws))
+                              continue;
+                            s.persistent = p, s.warpSpecialize = w;
+                            f(s);
+                          }
                       }
 }
 } // namespace
@@ -898,7 +915,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
   j["domains"] = domains();
   j["derived"] = {{"num_warps",
                    "(block_m / warp_m) * (block_n / warp_n), "
-                   "times 4 for wgmma (a warpgroup per warp tile)"}};
+                   "times 4 for wgmma (a warpgroup per warp tile), + 1 (the "
+                   "producer warp) with warp_specialize"}};
   j["constraints"] = json::array({
       "block_m % warp_m == 0 and block_n % warp_n == 0",
       "32 * num_warps <= max_threads_per_block",
@@ -945,6 +963,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "ceil(T / split_k) < T; split_k * M * N <= 2^30 (the f32 "
       "partials of the workspace)",
       "persistent = true: wgmma, split_k = 1",
+      "warp_specialize = true: wgmma, copy = tma (one more warp: the "
+      "producer)",
       "gemv: copy = sync, stages = 1; A and B of one type, both contiguous "
       "along K, K a multiple of 16 / sizeof(dtype); block_k * sizeof(dtype) "
       "a multiple of 16 and <= 64; warp_m == block_m; vector_width = 1; "
@@ -973,6 +993,7 @@ MatmulSchedule samplePoint(std::mt19937_64 &rng) {
   s.swizzle = pick(kSwizzle);
   s.vectorWidth = pick(kVectorWidth);
   s.persistent = pick(std::vector<bool>{false, true});
+  s.warpSpecialize = pick(std::vector<bool>{false, true});
   return s;
 }
 
@@ -989,7 +1010,8 @@ json toJSON(const MatmulSchedule &s) {
               {"split_k", s.splitK},
               {"swizzle", s.swizzle},
               {"vector_width", s.vectorWidth},
-              {"persistent", s.persistent}};
+              {"persistent", s.persistent},
+              {"warp_specialize", s.warpSpecialize}};
 }
 
 namespace {
@@ -1055,9 +1077,9 @@ std::optional<json> parseJSON(const std::string &text, std::string &error) {
 
 bool isParameterName(const std::string &key) {
   static const char *names[] = {
-      "instruction",  "copy",       "block_m",  "block_n", "block_k",
-      "warp_m",       "warp_n",     "stages",   "split_k", "swizzle",
-      "vector_width", "persistent", "num_warps"};
+      "instruction",  "copy",       "block_m",   "block_n",        "block_k",
+      "warp_m",       "warp_n",     "stages",    "split_k",        "swizzle",
+      "vector_width", "persistent", "num_warps", "warp_specialize"};
   return std::any_of(std::begin(names), std::end(names),
                      [&](const char *n) { return key == n; });
 }
@@ -1113,12 +1135,12 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
       }
       continue;
     }
-    if (key == "persistent") {
+    if (key == "persistent" || key == "warp_specialize") {
       if (!v.is_boolean()) {
-        error = "'persistent' must be true or false";
+        error = cat("'", key, "' must be true or false");
         return std::nullopt;
       }
-      s.persistent = v.get<bool>();
+      (key == "persistent" ? s.persistent : s.warpSpecialize) = v.get<bool>();
       continue;
     }
     if (key == "num_warps") {
@@ -1156,6 +1178,11 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
     else if (key == "vector_width")
       s.vectorWidth = x;
   }
+  // Likewise a base's producer warp (wgmma with tma only) is dropped when
+  // the schedule leaves wgmma or tma without naming warp_specialize.
+  if (!j.contains("warp_specialize") &&
+      (s.instruction != Instruction::Wgmma || s.copy != CopyEngine::TMA))
+    s.warpSpecialize = false;
   if (j.contains("num_warps") &&
       (!j["num_warps"].is_number_integer() ||
        j["num_warps"].get<int64_t>() != s.numWarps() ||
@@ -1166,7 +1193,8 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
                 "/ warp_n)",
                 s.instruction == Instruction::Wgmma ? " * 4 (wgmma: warpgroups)"
                                                     : "",
-                " = ", s.numWarps());
+                s.warpSpecialize ? " + 1 (the producer warp)" : "", " = ",
+                s.numWarps());
     return std::nullopt;
   }
   return s;

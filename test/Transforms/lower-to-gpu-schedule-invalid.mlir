@@ -97,3 +97,15 @@ func.func @tma_row_major_b(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> te
   }
   return %0 : tensor<64x64xbf16>
 }
+
+// -----
+
+func.func @warp_specialize_cp_async(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/bf16,bf16->bf16/ak,bk/sm_90a: warp_specialize = true needs wgmma with copy = tma (its producer warp issues TMA copies), not wgmma with copy = cp_async}}
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16> attributes {schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 3, split_k = 1, swizzle = 1, vector_width = 2, persistent = false, warp_specialize = true>, source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<64x64xbf16>, %y: tensor<64x64xbf16>):
+    %1 = kopt.matmul %x, %y {transpose_b} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+    kopt.yield %1 : tensor<64x64xbf16>
+  }
+  return %0 : tensor<64x64xbf16>
+}

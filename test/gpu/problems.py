@@ -142,6 +142,38 @@ def problems():
         (33, 17, 12, "f32", "f32", True, tf32(64, 16, 64, 16, 32, 2, 1)),
         (2048, 2056, 520, "f32", "f32", True,
          tf32(128, 128, 64, 128, 32, 3, 4, persistent=True)),
+        # Warp specialization (a producer warp issues the TMA copies; the
+        # consumers' epilogue syncs on a named barrier): partial tiles, split-K
+        # (barrier.red on the named barrier) with a K tail, a decode tile,
+        # persistent grids (one with fewer K tiles than stages), TF32.
+        (4096, 4096, 4096, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "warp_specialize": True}),
+        (4097, 4088, 4096, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "warp_specialize": True}),
+        (33, 4096, 14336, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "split_k": 4, "warp_specialize": True}),
+        (64, 512, 776, "bf16", "f32", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 64,
+          "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 4,
+          "swizzle": 1, "vector_width": 2, "warp_specialize": True}),
+        (7, 4096, 4096, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 32,
+          "block_k": 128, "warp_m": 64, "warp_n": 32, "stages": 5, "split_k": 1,
+          "swizzle": 1, "vector_width": 2, "warp_specialize": True}),
+        (4097, 4095, 4096, "bf16", "f32", True,
+         {"copy": "tma", "persistent": True, "warp_specialize": True}),
+        (2048, 2056, 520, "f16", "f16", True,
+         {"copy": "tma", "vector_width": 8, "persistent": True, "stages": 3,
+          "warp_specialize": True}),
+        (300, 1000, 64, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 128,
+          "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
+          "swizzle": 4, "vector_width": 2, "persistent": True,
+          "warp_specialize": True}),
+        (4096, 4096, 4096, "f32", "f32", True,
+         dict(tf32(128, 256, 64, 256, 32, 4, 4), warp_specialize=True)),
+        (100, 1000, 1004, "f32", "f32", True,
+         dict(tf32(64, 64, 64, 64, 32, 4, 4, split_k=2), warp_specialize=True)),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
@@ -172,6 +204,7 @@ def problems():
                 ("_persistent" if sched.get("persistent") else "") +
                 ("_tma" if sched.get("copy") == "tma" and not tf else "") +
                 ("_tf32" if tf else "") +
+                ("_ws" if sched.get("warp_specialize") else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
                  else "") +
                 ("_gemv" if sched.get("instruction") == "gemv" else "") +

@@ -177,6 +177,84 @@ TEST(Schedule, Tma) {
   EXPECT_EQ(kept->copy, CopyEngine::TMA);
 }
 
+TEST(Schedule, WarpSpecialize) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s = defaultSchedule(w, h200());
+  ASSERT_EQ(s.copy, CopyEngine::TMA);
+  ASSERT_FALSE(s.warpSpecialize);
+  // 128 x 256 tile of two warpgroups: 8 warps, + 1 producer warp.
+  MatmulSchedule ws = s;
+  ws.warpSpecialize = true;
+  EXPECT_EQ(s.numWarps(), 8);
+  EXPECT_EQ(ws.mathWarps(), 8);
+  EXPECT_EQ(ws.numWarps(), 9);
+  EXPECT_EQ(ws.threads(), 288);
+  EXPECT_EQ(validate(ws, w, h200()), std::nullopt);
+  EXPECT_NE(s, ws);
+  // Shared memory is the same: the producer uses the same ring.
+  EXPECT_EQ(sharedBytes(ws, w), sharedBytes(s, w));
+  auto reason = [&](MatmulSchedule t) {
+    std::optional<std::string> r = validate(t, w, h200());
+    return r ? *r : std::string("valid");
+  };
+  MatmulSchedule cp = ws;
+  cp.copy = CopyEngine::CpAsync;
+  EXPECT_EQ(reason(cp), "warp_specialize = true needs wgmma with copy = tma "
+                        "(its producer warp issues TMA copies), not wgmma "
+                        "with copy = cp_async");
+  MatmulSchedule mma = ws;
+  mma.instruction = Instruction::MmaSync;
+  mma.copy = CopyEngine::CpAsync;
+  mma.warpM = 64, mma.warpN = 64;
+  EXPECT_NE(reason(mma).find("warp_specialize = true needs wgmma"),
+            std::string::npos);
+  // Persistent and split-K grids take it.
+  MatmulSchedule pe = ws;
+  pe.persistent = true, pe.stages = 3;
+  EXPECT_EQ(reason(pe), "valid");
+  MatmulSchedule sk = ws;
+  sk.splitK = 4;
+  EXPECT_EQ(reason(sk), "valid");
+  // JSON: the key round-trips; num_warps counts the producer warp.
+  std::string error;
+  json j = toJSON(ws);
+  EXPECT_EQ(j["warp_specialize"], true);
+  EXPECT_EQ(j["num_warps"], 9);
+  std::optional<MatmulSchedule> back = fromJSON(j, MatmulSchedule(), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, ws);
+  EXPECT_FALSE(fromJSON(json{{"warp_specialize", 1}}, s, error));
+  EXPECT_EQ(error, "'warp_specialize' must be true or false");
+  EXPECT_FALSE(
+      fromJSON(json{{"warp_specialize", true}, {"num_warps", 8}}, s, error));
+  EXPECT_NE(error.find("+ 1 (the producer warp) = 9"), std::string::npos)
+      << error;
+  // A partial schedule leaving wgmma / tma drops the base's producer warp;
+  // one that names it keeps it (and validate says why it does not fit).
+  std::optional<MatmulSchedule> m =
+      fromJSON(json{{"copy", "cp_async"}}, ws, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_FALSE(m->warpSpecialize);
+  std::optional<MatmulSchedule> kept = fromJSON(
+      json{{"copy", "cp_async"}, {"warp_specialize", true}}, ws, error);
+  ASSERT_TRUE(kept) << error;
+  EXPECT_TRUE(kept->warpSpecialize);
+  std::optional<MatmulSchedule> stages =
+      fromJSON(json{{"stages", 3}}, ws, error);
+  ASSERT_TRUE(stages) << error;
+  EXPECT_TRUE(stages->warpSpecialize);
+  // The space: a domain, and valid points with it (wgmma + tma only).
+  EXPECT_EQ(domains()["warp_specialize"], json::array({false, true}));
+  int withWs = 0;
+  for (const MatmulSchedule &p : validPoints(linear(256, 256, 256), h200()))
+    if (p.warpSpecialize) {
+      ++withWs;
+      EXPECT_EQ(p.instruction, Instruction::Wgmma);
+      EXPECT_EQ(p.copy, CopyEngine::TMA);
+    }
+  EXPECT_GT(withWs, 0);
+}
+
 TEST(Schedule, ValidateNamesTheReason) {
   MatmulWorkload w = linear(4096, 4096, 4096);
   // mma_sync, cp_async, 128 x 128 x 32 tiles, 64 x 32 warp tiles, 2 stages.

@@ -95,8 +95,22 @@ struct MatmulSchedule {
   /// (persistentGridBlocks) loop over the output tiles in rasterization
   /// order, their copy pipeline running on from one tile into the next.
   bool persistent = false;
+  /// Warp specialization (wgmma with copy = tma only): one extra producer
+  /// warp issues the TMA copies of every stage, waiting on the stages'
+  /// "empty" mbarriers, while the warpgroups of the warp grid (the consumers)
+  /// only wait on "full" mbarriers, compute and run the epilogue, which syncs
+  /// them with a named barrier (CUTLASS's "TMA warp-specialized" kernels;
+  /// Triton's warp_specialize). Without it thread 0 of the first warpgroup
+  /// both consumes and refills the stages.
+  bool warpSpecialize = false;
 
+  /// Warps of the block: mathWarps(), plus the producer warp with
+  /// warp_specialize.
   int64_t numWarps() const;
+  /// Warps of the warp grid, which compute the block tile:
+  /// (block_m / warp_m) * (block_n / warp_n), times 4 for wgmma (a warpgroup
+  /// per warp tile); 0 when a warp tile exceeds the block tile.
+  int64_t mathWarps() const;
   int64_t threads() const { return 32 * numWarps(); }
   bool operator==(const MatmulSchedule &o) const;
   bool operator!=(const MatmulSchedule &o) const { return !(*this == o); }
@@ -222,7 +236,8 @@ nlohmann::json toJSON(const MatmulSchedule &s);
 /// (a partial schedule adjusts the default), except that `"persistent": true`
 /// without `split_k` sets split_k to 1 (persistent grids take no split), and
 /// an `instruction` other than wgmma without `copy` turns a base's TMA into
-/// cp_async (TMA is implemented for wgmma only). An
+/// cp_async (TMA is implemented for wgmma only), and a schedule that is not
+/// wgmma with tma and does not name `warp_specialize` drops the base's. An
 /// unknown key, a value of the wrong type or out of its domain, or a
 /// `num_warps` that disagrees with the warp grid is an error: the message names
 /// the key. Returns the error text in `error` and nullopt on failure.
