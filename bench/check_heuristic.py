@@ -27,7 +27,13 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from compile_sweep import space_args  # noqa: E402  (kopt-space's workload flags)
 KEYS = ("instruction", "copy", "block_m", "block_n", "block_k", "warp_m", "warp_n",
-        "stages", "split_k", "swizzle", "vector_width", "persistent")
+        "stages", "split_k", "swizzle", "vector_width", "persistent", "warp_specialize")
+# Keys that older records leave out, with the value they stand for.
+OPTIONAL = {"persistent": False, "warp_specialize": False}
+
+
+def value(schedule, key):
+    return schedule.get(key, OPTIONAL.get(key))
 
 
 def load(path):
@@ -80,7 +86,7 @@ def main(argv=None):
         # The last sweep that measured the default's schedule.
         match = [k for p in runs for k in p["kernels"]
                  if k.get("ms") and k.get("ratio_to_cublas")
-                 and all(k["schedule"].get(x) == d.get(x) for x in KEYS)]
+                 and all(value(k["schedule"], x) == value(d, x) for x in KEYS)]
         if not match:
             print(f"{pid[:52]:52} {'not measured':>12}")
             bad += 1

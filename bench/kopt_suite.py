@@ -812,10 +812,18 @@ def tensor_map_encode_args(kernel, where="kernel"):
 
 
 # copy = tma (lib/KernelBuilders/Matmul.cpp): map 0 reads A's tiles of block_m rows,
-# map 1 B's of block_n rows, each row 128 bytes of K, 128-byte swizzle.
+# map 1 B's of block_n rows, each row 128 bytes of K, 128-byte swizzle; an operand
+# with fewer rows than its block tile has boxes of its rows rounded up to 8
+# (tma_box_rows, as kopt::schedule::tmaBoxRows).
 TMA_ROW_BYTES = 128
 TMA_SWIZZLE = 128
 TMA_OPERANDS = (("a", "block_m"), ("b", "block_n"))
+
+
+def tma_box_rows(block_rows, operand_rows):
+    """Rows of a TMA box: min(block rows, operand rows rounded up to 8)
+    (include/kopt/Schedule/Schedule.h, tmaBoxRows)."""
+    return min(block_rows, (operand_rows + 7) // 8 * 8)
 
 
 def _describe(p):
@@ -826,8 +834,8 @@ def check_tensor_map_schedule(kernel, where="kernel"):
     """Which tensor maps `kernel` takes (docs/manifest.md, schedule), as the C++
     runtime's validateTensorMapSchedule: none unless it is a matmul; on a matmul
     with a `schedule`, its `copy` decides: "tma" takes exactly two, map 0 of `a`
-    with box [128 / sizeof(dtype), schedule.block_m], map 1 of `b` with box
-    [128 / sizeof(dtype), schedule.block_n], both swizzle 128 (a map may name the
+    with box [128 / sizeof(dtype), tma_box_rows(schedule.block_m, M)], map 1 of `b`
+    with box [128 / sizeof(dtype), tma_box_rows(schedule.block_n, N)], both swizzle 128 (a map may name the
     other input instead when its last, K, dimension is the same: the compiler
     names one parameter for both maps when a and b are one buffer); any other copy
     takes none. A matmul without a schedule is held to the entries' rules only.
@@ -893,8 +901,17 @@ def check_tensor_map_schedule(kernel, where="kernel"):
         if box[0] != row:
             raise ManifestError(f"{w}.box[0]: {box[0]}, but copy = tma reads rows of 128 "
                                 f"bytes: 128 / sizeof({dtype}) is {row}")
-        if box[1] != rows[key]:
+        shape = operand.get("shape") or []
+        if len(shape) != 2:
+            raise ManifestError(f"{w}.tensor: copy = tma reads 2-D [rows, K] operands, but "
+                                f"the kernel's {_describe(operand)} is not")
+        box_rows = tma_box_rows(rows[key], _json_int(shape[0], f"{w}.shape[0]"))
+        if box[1] != box_rows and box_rows == rows[key]:
             raise ManifestError(f"{w}.box[1]: {box[1]}, but schedule.{key} is {rows[key]}")
+        if box[1] != box_rows:
+            raise ManifestError(f"{w}.box[1]: {box[1]}, but {_describe(operand)} has fewer "
+                                f"rows than schedule.{key} ({rows[key]}): its boxes have its "
+                                f"rows rounded up to 8, {box_rows}")
         if m["swizzle"] != TMA_SWIZZLE:
             raise ManifestError(f"{w}.swizzle: {m['swizzle']}, but copy = tma maps use "
                                 f"swizzle {TMA_SWIZZLE}")

@@ -645,6 +645,9 @@ SCHEDULE_ERRORS = [
     (_tmap(1, box=[64, 128]), ".tensor_maps[1].box[1]: 128, but schedule.block_n is 256"),
     (_sched(block_n=128), ".tensor_maps[1].box[1]: 256, but schedule.block_n is 128"),
     (_swap_maps, ".tensor_maps[0].box[1]: 256, but schedule.block_m is 128"),
+    (lambda k: (k["params"][0].update(shape=[13, 64]), k["params"][2].update(shape=[13, 256])),
+     ".tensor_maps[0].box[1]: 128, but 'a' [13, 64] has fewer rows than schedule.block_m "
+     "(128): its boxes have its rows rounded up to 8, 16"),
     (_tmap(0, box=[32, 128]), ".tensor_maps[0].box[0]: 32, but copy = tma reads rows of "
                               "128 bytes: 128 / sizeof(bf16) is 64"),
     (_tmap(1, swizzle=0), ".tensor_maps[1].swizzle: 0, but copy = tma maps use swizzle 128"),
@@ -696,6 +699,9 @@ def _other_copy(copy, maps):
 
 SCHEDULE_OK = [
     ("as kopt-opt writes it", lambda k: None),
+    ("decode: A of 13 rows, boxes of 16",
+     lambda k: (k["params"][0].update(shape=[13, 64]), k["params"][2].update(shape=[13, 256]),
+                k["tensor_maps"][0].update(box=[64, 16]))),
     ("one buffer for both operands: both maps of b", _both_b),
     ("one buffer for both operands: both maps of a", _both_a),
     ("f32 operands (TF32): 32-element rows", _f32),

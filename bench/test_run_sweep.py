@@ -245,8 +245,9 @@ class ManifestChecks(unittest.TestCase):
         parameters); malformed ones are rejected naming the field."""
         def tma(m, **change):
             m["kernels"][0]["schedule"]["copy"] = "tma"
+            # (A has 64 rows, fewer than block_m: boxes of 64 rows.)
             m["kernels"][0]["tensor_maps"] = [
-                {"tensor": "a", "box": [64, 128], "swizzle": 128},
+                {"tensor": "a", "box": [64, 64], "swizzle": 128},
                 {"tensor": "b", "box": [64, 128], "swizzle": 128}]
             m["kernels"][0]["tensor_maps"][1].update(change)
             return m
@@ -336,7 +337,8 @@ class DryRun(TempDir):
         for k in ps[0]["kernels"][:2]:
             k["schedule"] = tma
         good = manifest(rs.normalize_problem(ps[0]), ptx="k000.ptx", schedule=tma)
-        good["kernels"][0]["tensor_maps"] = [{"tensor": "a", "box": [64, 128], "swizzle": 128},
+        # (A has 64 rows, fewer than block_m: boxes of 64 rows.)
+        good["kernels"][0]["tensor_maps"] = [{"tensor": "a", "box": [64, 64], "swizzle": 128},
                                              {"tensor": "b", "box": [64, 128], "swizzle": 128}]
         bad = json.loads(json.dumps(good))
         bad["kernels"][0]["tensor_maps"][0]["tensor"] = "w"

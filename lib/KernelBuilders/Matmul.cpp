@@ -1590,6 +1590,10 @@ struct TmaRing {
   Value leader, lane; // thread 0 (i1); the lane (index)
   int64_t stages = 0, bytesA = 0, bytesB = 0, subTiles = 0, rowsA = 0,
           rowsB = 0;
+  /// Rows of A's and B's boxes (sched::tmaBoxRows: rowsA / rowsB, or fewer
+  /// for an operand with fewer rows); each box lands at the start of its
+  /// sub-tile of rowsA / rowsB rows.
+  int64_t boxRowsA = 0, boxRowsB = 0;
   /// Elements per 128-byte row of a sub-tile (a box's inner extent).
   int64_t rowElements = 64;
   /// The suspend-time hint of mbarrier.try_wait, ns.
@@ -1698,8 +1702,8 @@ struct TmaRing {
       wait(b, loc, empty, parity(b, loc, f, /*previous=*/true));
     }
     Value full = barrier(b, loc, stage, 0);
-    Value tx = arith::ConstantIntOp::create(b, loc, i32,
-                                            subTiles * (rowsA + rowsB) * 128);
+    Value tx = arith::ConstantIntOp::create(
+        b, loc, i32, subTiles * (boxRowsA + boxRowsB) * 128);
     NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, tx,
                                            NVVM::MemScopeKindAttr(), BoolAttr(),
                                            Value());
@@ -1830,6 +1834,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     r.stages = kStages, r.bytesA = bytesA / kStages,
     r.bytesB = bytesB / kStages;
     r.subTiles = kBK / kRow, r.rowsA = kBM, r.rowsB = kBN, r.rowElements = kRow;
+    r.boxRowsA = sched::tmaBoxRows(kBM, c.M);
+    r.boxRowsB = sched::tmaBoxRows(kBN, c.N);
     r.init(b, loc, kThreads / 32);
     ring = r;
   }
@@ -2362,8 +2368,9 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
   // TMA: A's and B's tensor maps follow, each an i64 holding the global
   // address of a CUtensorMap the runtime encodes from the manifest entry:
   // the operand [rows, K] (dims innermost first: K, rows), a box of 128
-  // bytes of K (64 16-bit or 32 f32 elements) x block_m or block_n rows,
-  // 128-byte swizzle.
+  // bytes of K (64 16-bit or 32 f32 elements) x block_m or block_n rows
+  // (fewer for an operand with fewer rows: sched::tmaBoxRows), 128-byte
+  // swizzle.
   std::vector<TensorMapParam> tensorMaps;
   if (s.copy == sched::CopyEngine::TMA) {
     MLIRContext *ctx = func.getContext();
@@ -2376,8 +2383,10 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
       Value *param;
     };
     for (const Operand &o :
-         {Operand{"A", c->memA, c->mapA, 0, s.blockM, &c->tensorMapA},
-          Operand{"B", c->memB, c->mapB, 1, s.blockN, &c->tensorMapB}}) {
+         {Operand{"A", c->memA, c->mapA, 0, sched::tmaBoxRows(s.blockM, c->M),
+                  &c->tensorMapA},
+          Operand{"B", c->memB, c->mapB, 1, sched::tmaBoxRows(s.blockN, c->N),
+                  &c->tensorMapB}}) {
       auto type = cast<MemRefType>(o.mem.getType());
       AffineMap expected = AffineMap::get(
           3, 0, {getAffineDimExpr(o.outerDim, ctx), getAffineDimExpr(2, ctx)},

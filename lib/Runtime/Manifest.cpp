@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Runtime/Manifest.h"
+#include "kopt/Schedule/Schedule.h"
 
 #include <nlohmann/json.hpp>
 
@@ -593,7 +594,8 @@ Status validateTensorMapSchedule(const KernelSpec &kernel,
                         std::to_string(count));
 
   // Map 0 reads A's [block_m, 128-byte] tiles, map 1 B's [block_n, 128-byte]
-  // ones, both 128-byte swizzled (lib/KernelBuilders/Matmul.cpp).
+  // ones (fewer rows for an operand with fewer: schedule::tmaBoxRows), both
+  // 128-byte swizzled (lib/KernelBuilders/Matmul.cpp).
   struct Operand {
     const char *name;
     const char *rowsField;
@@ -639,10 +641,23 @@ Status validateTensorMapSchedule(const KernelSpec &kernel,
                   std::to_string(map.box[0]) + ", but copy = tma reads rows " +
                       "of 128 bytes: 128 / sizeof(" + dtypeName(tensor->dtype) +
                       ") is " + std::to_string(rowElements));
-    if (map.box[1] != o.rows)
+    if (operand->shape.size() != 2)
+      return fail(mapAt + ".tensor",
+                  "copy = tma reads 2-D [rows, K] operands, but the kernel's " +
+                      describe(*operand) + " is not");
+    int64_t boxRows =
+        kopt::schedule::tmaBoxRows(o.rows, operand->shape.front());
+    if (map.box[1] != boxRows && boxRows == o.rows)
       return fail(mapAt + ".box[1]", std::to_string(map.box[1]) +
                                          ", but schedule." + o.rowsField +
                                          " is " + std::to_string(o.rows));
+    if (map.box[1] != boxRows)
+      return fail(mapAt + ".box[1]",
+                  std::to_string(map.box[1]) + ", but " + describe(*operand) +
+                      " has fewer rows than schedule." + o.rowsField + " (" +
+                      std::to_string(o.rows) +
+                      "): its boxes have its rows rounded up to 8, " +
+                      std::to_string(boxRows));
     if (map.swizzle != 128)
       return fail(mapAt + ".swizzle",
                   std::to_string(map.swizzle) +

@@ -769,19 +769,35 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
     // 16-byte stores; 4096^3 bf16: 0.2067 -> 0.1889 ms, Llama down M 32:
     // 45.8 -> 42.8 us; bench/results/2026-11-30-epilogue-sweep-h200). f32 C
     // keeps the register epilogue (not measured staged).
-    // The prefill tile with a staged epilogue loads through TMA (4096^3
-    // bf16: 0.950 -> 0.968 x cuBLAS, Qwen3 down M 1024: 0.866 -> 1.000; the
-    // decode tiles are slower with TMA, 0.998 -> 0.706 on Llama o_proj
-    // M 16; bench/results/2026-11-30-tma-sweep-h200).
+    // With the staged epilogue every tile loads through TMA:
+    // - the prefill tile (4096^3 bf16: 0.950 -> 0.968 x cuBLAS, Qwen3 down
+    //   M 1024: 0.866 -> 1.000; bench/results/2026-11-30-tma-sweep-h200);
+    //   on grids of at least 3 tiles per SM as a persistent, warp-
+    //   specialized grid with 3 stages, whose producer warp loads the next
+    //   tile while the warpgroups run this one's epilogue (gate M 4096
+    //   0.962 -> 0.976, o_proj M 8192 0.966 -> 0.984, BERT FFN1 0.909 ->
+    //   0.989, 4096^3 bf16 0.963 -> 0.971; 128 to 384 tiles gain nothing or
+    //   lose up to 1.5%: Qwen3 down M 1024 1.000 -> 0.987;
+    //   bench/results/2026-11-30-warp-specialize-sweep-h200);
+    // - the one-warpgroup decode and small-grid tiles warp-specialized, at
+    //   their tile, stages and split (boxes of A cut to M rows, tmaBoxRows:
+    //   Llama o_proj M 16 1.047 -> 1.087, Qwen3 up M 16 0.997 -> 1.022,
+    //   down M 32 0.989 -> 1.008, Qwen3 expert down M 256 0.984 -> 1.087;
+    //   Qwen3 expert gate M 32 0.954 -> 0.943, the one loss; same record).
     if (bytesOf(w.c) == 2 && w.n % 8 == 0) {
       MatmulSchedule staged = s;
       staged.vectorWidth = 8;
-      if (prefill) {
-        MatmulSchedule tma = staged;
-        tma.copy = CopyEngine::TMA;
-        if (!validate(tma, w, t))
-          return tma;
+      MatmulSchedule tma = staged;
+      tma.copy = CopyEngine::TMA;
+      tma.warpSpecialize = !prefill;
+      if (prefill && bigTiles >= 3 * kSplitTargetSMs) {
+        MatmulSchedule pe = tma;
+        pe.persistent = true, pe.warpSpecialize = true, pe.stages = 3;
+        if (!validate(pe, w, t))
+          return pe;
       }
+      if (!validate(tma, w, t))
+        return tma;
       if (!validate(staged, w, t))
         return staged;
     }
@@ -887,10 +903,19 @@ template <typename F> void forEachPoint(F &&f) {
 
 std::vector<MatmulSchedule> validPoints(const MatmulWorkload &w,
                                         const Target &t) {
+  // `swizzle` enters no constraint but its domain (it only orders the
+  // tiles): each point is validated once, with the first swizzle, and a
+  // valid one is added with every swizzle (5x fewer validations; the
+  // Schedule.SwizzleEntersNoConstraint test holds validate to that).
   std::vector<MatmulSchedule> out;
   forEachPoint([&](const MatmulSchedule &s) {
-    if (!validate(s, w, t))
-      out.push_back(s);
+    if (s.swizzle != kSwizzle.front() || validate(s, w, t))
+      return;
+    for (int64_t sw : kSwizzle) {
+      MatmulSchedule v = s;
+      v.swizzle = sw;
+      out.push_back(v);
+    }
   });
   return out;
 }
@@ -1096,6 +1121,11 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
   if (j.contains("persistent") && j["persistent"] == true &&
       !j.contains("split_k"))
     s.splitK = 1;
+  // Likewise asking for a split without naming `persistent` does not keep
+  // the base's persistent grid.
+  if (j.contains("split_k") && j["split_k"].is_number_integer() &&
+      j["split_k"].get<int64_t>() > 1 && !j.contains("persistent"))
+    s.persistent = false;
   // Switching to an instruction other than wgmma without naming the copy
   // engine does not keep the base's TMA (wgmma only): cp.async instead.
   if (j.contains("instruction") && j["instruction"] != "wgmma" &&
@@ -1179,10 +1209,14 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
       s.vectorWidth = x;
   }
   // Likewise a base's producer warp (wgmma with tma only) is dropped when
-  // the schedule leaves wgmma or tma without naming warp_specialize.
+  // the schedule leaves wgmma or tma without naming warp_specialize, and a
+  // base's persistent grid (wgmma only) when it leaves wgmma without naming
+  // persistent.
   if (!j.contains("warp_specialize") &&
       (s.instruction != Instruction::Wgmma || s.copy != CopyEngine::TMA))
     s.warpSpecialize = false;
+  if (!j.contains("persistent") && s.instruction != Instruction::Wgmma)
+    s.persistent = false;
   if (j.contains("num_warps") &&
       (!j["num_warps"].is_number_integer() ||
        j["num_warps"].get<int64_t>() != s.numWarps() ||

@@ -70,18 +70,21 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_0,
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_1,
 // PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2,
-// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_3
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_3,
+// PTX-NEXT:    .param .u64 matmul_0_param_4,
+// PTX-NEXT:    .param .u64 matmul_0_param_5
 // PTX-NEXT:  )
 // The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: one
 // warpgroup per 64 x 32 tile, K step 128, four stages of two 128-byte swizzled
-// [64][64] (A) and [32][64] (B) bf16 sub-tiles filled by cp.async (98304 bytes of
-// the module's dynamic shared memory, passed at launch: see the manifest), wgmma
-// m64n32k16; 32 tiles, so K is split in 4 (the workspace is param_3).
-// PTX-NEXT:  .maxntid 128, 1, 1
-// PTX:         cp.async.cg.shared.global
-// PTX:         cp.async.wait_group 2;
-// PTX:         fence.proxy.async.shared::cta;
-// PTX:         bar.sync 0;
+// [64][64] (A) and [32][64] (B) bf16 sub-tiles that a producer warp fills through
+// TMA (A's boxes of 16 rows; 98304 bytes of the module's dynamic shared memory and
+// 64 of mbarriers, passed at launch: see the manifest), wgmma m64n32k16; 32 tiles,
+// so K is split in 4 (the workspace is param_3, the tensor maps param_4 and 5).
+// PTX-NEXT:  .maxntid 160, 1, 1
+// PTX:         mbarrier.init.shared.b64
+// PTX:         shfl.sync.idx.b32
+// PTX:         cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX:         mbarrier.try_wait.parity.shared.b64
 // PTX:         wgmma.fence.sync.aligned;
 // PTX:         wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // PTX:         wgmma.wait_group.sync.aligned 1;
@@ -195,7 +198,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[128,1,1] block=[128,1,1] smem=98304
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[128,1,1] block=[160,1,1] smem=98368
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]

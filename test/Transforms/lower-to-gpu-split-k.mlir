@@ -13,10 +13,10 @@
 // lower-to-gpu-gemv.mlir) (16 x 64 SIMT tiles, up to 16
 // splits), for long K on small wgmma grids (64 x 64 tiles, 2 splits), and for
 // wgmma decode grids of at most one 64 x 32 tile per SM with 16 K steps per split
-// (here 128 tiles, K = 4096: 2 splits, 4 stages):
+// (here 128 tiles, K = 4096: 2 splits, 4 stages; TMA with a producer warp):
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule | FileCheck %s --check-prefix=DEFAULT
 // DEFAULT-LABEL: func.func @decode(
-// DEFAULT:         block_m = 64, block_n = 32, block_k = 128, {{.*}} stages = 4, split_k = 2,
+// DEFAULT:         copy = tma, block_m = 64, block_n = 32, block_k = 128, {{.*}} stages = 4, split_k = 2, {{.*}} warp_specialize = true
 // DEFAULT-LABEL: func.func @f32_decode(
 // DEFAULT:         instruction = ffma, {{.*}} block_m = 16, block_n = 64, block_k = 16, {{.*}} split_k = 16,
 // DEFAULT-LABEL: func.func @long_k(
@@ -32,22 +32,27 @@
 // CHECK-LABEL: func.func @decode(
 // CHECK:         %[[WS:.*]] = memref.alloc() {kopt.workspace} : memref<524416xf32>
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 blocks in (%{{c512[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
-// CHECK-SAME:      args(%{{.*}} : memref<32x4096xbf16>, %{{.*}} : memref<4096x4096xbf16>, %{{.*}} : memref<32x4096xbf16>, %[[WS]] : memref<524416xf32>)
+// CHECK-SAME:      args(%{{.*}} : memref<32x4096xbf16>, %{{.*}} : memref<4096x4096xbf16>, %{{.*}} : memref<32x4096xbf16>, %[[WS]] : memref<524416xf32>, %{{.*}} : i64, %{{.*}} : i64)
 // CHECK-SAME:      kopt.num_outputs = 1 : i64
 // CHECK-SAME:      split_k = 4
 // CHECK:         memref.dealloc %[[WS]]
-// CHECK:       gpu.func @matmul_0({{.*}}: memref<32x4096xbf16>, {{.*}}: memref<4096x4096xbf16>, {{.*}}: memref<32x4096xbf16>, %[[W:.*]]: memref<524416xf32>)
+// CHECK:       gpu.func @matmul_0({{.*}}: memref<32x4096xbf16>, {{.*}}: memref<4096x4096xbf16>, {{.*}}: memref<32x4096xbf16>, %[[W:.*]]: memref<524416xf32>, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK:         %[[BID:.*]] = gpu.block_id x
 // CHECK-DAG:     arith.remui %[[BID]], %{{c128[_0-9]*}}
 // CHECK-DAG:     %[[SPLIT:.*]] = arith.divui %[[BID]], %{{c128[_0-9]*}}
 // CHECK:         arith.muli %[[SPLIT]], %{{c1024[_0-9]*}}
-// CHECK:         scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c8[_0-9]*}} step
+// (TMA: min(8, the split's K tiles that start inside K) loads; the consumers
+// of a warp-specialized kernel sync their 128 threads only.)
+// CHECK:         arith.minui %{{.*}}, %{{c8[_0-9]*}} : index
+// CHECK:         scf.for
 // CHECK:           nvvm.wgmma.mma_async
 // CHECK:         vector.store %{{.*}}, %[[W]]
 // CHECK:         nvvm.memory.barrier <gpu>
-// CHECK-NEXT:    gpu.barrier
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    nvvm.barrier id = %{{.*}} number_of_threads = %{{c128_i32[_0-9]*}}
 // CHECK:         memref.atomic_rmw addf %{{.*}}, %[[W]]
-// CHECK:         nvvm.barrier #nvvm.reduction<or>
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.barrier.cta.red.or.aligned.count"
 // CHECK:         scf.if
 // CHECK-NEXT:      nvvm.memory.barrier <gpu>
 // CHECK:           vector.load %[[W]]

@@ -23,7 +23,8 @@
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t-p.ptx" --kopt-schedule=%S/Inputs/schedule-tma-persistent.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t-p.ptx -o %t-p.cubin
 // RUN: FileCheck %s --check-prefix=JSON-PERSISTENT < %t-p.json
-// The default schedule of this shape is TMA (the prefill tile):
+// The default schedule of this shape is TMA (the prefill tile; 512 tiles, at least
+// 3 per SM: a persistent grid with a producer warp, 3 stages):
 // RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule | FileCheck %s --check-prefix=DEFAULT
 
 // CHECK-LABEL: func.func @prefill(
@@ -114,7 +115,7 @@
 // JSON-PERSISTENT: "tensor_maps": [
 // JSON-PERSISTENT: "dynamic_shared_bytes": 215088,
 
-// DEFAULT: schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 4, split_k = 1, swizzle = 8, vector_width = 8, persistent = false>
+// DEFAULT: schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 3, split_k = 1, swizzle = 8, vector_width = 8, persistent = true, warp_specialize = true>
 func.func @prefill(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
   %0 = kopt.matmul %a, %b {transpose_b} : tensor<4096x4096xbf16>, tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>
   return %0 : tensor<4096x4096xbf16>

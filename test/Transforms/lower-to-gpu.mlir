@@ -305,29 +305,31 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 
 // bf16 operands on sm_90a, both contiguous along K: the default schedule is wgmma.
 // M = 100 gives too few 128 x 256 tiles (1 x 4), so one warpgroup of 64 x 32
-// (m64n32k16, N <= 8192) per block, K step 128 and five cp.async stages:
-// ceil(100 / 64) * ceil(1000 / 32) = 2 * 32 = 64 blocks of 128 threads,
-// 5 * (64 + 32) * 128 * 2 = 122880 bytes.
-// (lower-to-gpu-schedules.mlir tests the mma_sync and ffma schedules.)
+// (m64n32k16, N <= 8192) per block, K step 128, five stages that a producer warp
+// fills through TMA (warp_specialize): ceil(100 / 64) * ceil(1000 / 32) = 2 * 32 =
+// 64 blocks of 128 + 32 threads, 5 * (64 + 32) * 128 * 2 = 122880 bytes + 80 of
+// mbarriers.
+// (lower-to-gpu-schedules.mlir tests the cp.async wgmma, mma_sync and ffma
+// schedules; lower-to-gpu-warp-specialize.mlir the producer and the consumers.)
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      dynamic_shared_memory_size %c122880_i32
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false>, kopt.source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}
+// CHECK-SAME:      threads in (%c160{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      dynamic_shared_memory_size %c122960_i32
+// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false, warp_specialize = true>
 // CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
-// CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>)
-// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 160, 1, 1>}
 // CHECK:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem : memref<0xi8, 3>
 // CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x64x64xbf16, 3>
 // CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c81920{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x32x64xbf16, 3>
-// Prologue: tiles 0 to 3 in flight, 16-byte copies zero-filled outside the bounds.
-// CHECK:         nvgpu.device_async_copy %[[A]][{{.*}}], %[[SA]][{{.*}}], 8, %{{.*}} {bypassL1} : memref<100x4096xbf16> to memref<5x2x64x64xbf16, 3>
-// CHECK:         nvgpu.device_async_copy %[[B]]
-// CHECK-COUNT-4: nvgpu.device_async_create_group
-// K loop over 4096 / 128 = 32 tiles; 16 f32 accumulators per thread in one struct.
+// The producer issues the 32 loads (two K sub-tiles each).
+// CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c32{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} {
+// CHECK-COUNT-4:   nvvm.cp.async.bulk.tensor.shared.cluster.global
+// K loop of the consumers over 4096 / 128 = 32 tiles; 16 f32 accumulators per
+// thread in one struct.
 // CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c32{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args(%{{.*}}) -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
-// CHECK:           nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
+// CHECK:           nvvm.mbarrier.try_wait.parity
 // CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-7:   nvvm.wgmma.mma_async
 // CHECK-NOT:       nvvm.wgmma.mma_async
@@ -335,14 +337,14 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
 // Epilogue (staged, vector_width 8: lower-to-gpu-staged-epilogue.mlir): round
 // to bf16, 8 paired stores per thread into the 64 x 40 shared tile, then 16-byte
-// row chunks to C inside the bounds.
+// row chunks to C inside the bounds; the barriers count the 128 consumer threads.
 // CHECK:         %[[T:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<64x40xbf16, 3>
 // CHECK:         arith.truncf %{{.*}} : f32 to bf16
 // CHECK:         arith.truncf %{{.*}} : f32 to bf16
 // CHECK:         vector.from_elements
 // CHECK-NEXT:    vector.store %{{.*}}, %[[T]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x40xbf16, 3>, vector<2xbf16>
 // CHECK-COUNT-7: vector.store %{{.*}}, %[[T]]
-// CHECK:         gpu.barrier
+// CHECK:         nvvm.barrier id = %{{.*}} number_of_threads = %{{c128_i32[_0-9]*}}
 // CHECK:         scf.if
 // CHECK-NEXT:      vector.load %[[T]]
 // CHECK-NEXT:      vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<100x1000xbf16>, vector<8xbf16>
@@ -410,9 +412,9 @@ func.func @matmul_transpose_a(%a: tensor<24x64xf32>, %b: tensor<24x130xf32>) -> 
 // CHECK:         %[[N:.*]] = memref.alloc() : memref<16x4096xbf16>
 // CHECK:         gpu.launch_func @kopt_kernels::@rmsnorm_0 {{.*}} args(%[[X]] : memref<16x4096xbf16>, %[[W]] : memref<4096xbf16>, %[[N]] : memref<16x4096xbf16>)
 // CHECK:         %[[G:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WG]] : memref<14336x4096xbf16>, %[[G]] : memref<16x14336xbf16>)
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WG]] : memref<14336x4096xbf16>, %[[G]] : memref<16x14336xbf16>, %{{.*}} : i64, %{{.*}} : i64)
 // CHECK:         %[[U:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_1 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WU]] : memref<14336x4096xbf16>, %[[U]] : memref<16x14336xbf16>)
+// CHECK:         gpu.launch_func @kopt_kernels::@matmul_1 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WU]] : memref<14336x4096xbf16>, %[[U]] : memref<16x14336xbf16>, %{{.*}} : i64, %{{.*}} : i64)
 // CHECK:         %[[S:.*]] = memref.alloc() : memref<16x14336xbf16>
 // CHECK:         gpu.launch_func @kopt_kernels::@silu_0 {{.*}} args(%[[G]] : memref<16x14336xbf16>, %[[S]] : memref<16x14336xbf16>)
 // CHECK-NOT:     memref.alloc
@@ -501,15 +503,19 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 
 // A decode GEMM (M = 16 <= 64, N = 4096): one warpgroup per 64 x 32 tile
 // (m64n32k16), so N = 4096 gives 128 tiles, each split in 2 along K: 256 blocks;
-// four stages.
+// four stages filled through TMA by a producer warp, A's boxes of 16 rows (M).
 // CHECK-LABEL: func.func @matmul_decode(
+// CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 16>, swizzle = 128 : i64, tensor = 0 : i64}}
+// CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 32>, swizzle = 128 : i64, tensor = 1 : i64}}
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c160{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(
-// CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME:    known_block_size = array<i32: 160, 1, 1>
 // CHECK:         memref.view {{.*}} to memref<4x2x64x64xbf16, 3>
 // CHECK:         memref.view {{.*}} to memref<4x2x32x64xbf16, 3>
+// Each load brings 2 sub-tiles x (16 + 32) rows x 128 bytes.
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{c12288_i32[_0-9]*}}
 // 16 f32 accumulators per thread.
 // CHECK:         scf.for {{.*}} -> (!llvm.struct<([[F32X16:(f32, ){15}f32]])>) {
 // CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>

@@ -42,13 +42,14 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
   return %0, %2 : tensor<4096x4096xbf16>, tensor<16x4096xbf16>
 }
 
-// The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, four TMA stages;
-// decode (M = 16, N = 4096) 64 x 32 tiles of one warpgroup, K step 128, four stages,
-// K split in 2 (128 tiles, 32 K steps).
+// The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, on 512 tiles a
+// persistent grid with a TMA producer warp and three stages; decode (M = 16,
+// N = 4096) 64 x 32 tiles of one warpgroup, K step 128, four TMA stages with a
+// producer warp, K split in 2 (128 tiles, 32 K steps).
 // DEFAULT:      kopt.kernel "matmul_0"
-// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 4, split_k = 1, swizzle = 8, vector_width = 8, persistent = false>
+// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 3, split_k = 1, swizzle = 8, vector_width = 8, persistent = true, warp_specialize = true>
 // DEFAULT:      kopt.kernel "matmul_1"
-// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 4, split_k = 2, swizzle = 1, vector_width = 8, persistent = false>
+// DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 4, split_k = 2, swizzle = 1, vector_width = 8, persistent = false, warp_specialize = true>
 // DEFAULT:      kopt.kernel "silu_0"
 // DEFAULT-NOT:    schedule
 // DEFAULT:      kopt.yield

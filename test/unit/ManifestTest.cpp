@@ -1099,6 +1099,8 @@ TEST(ManifestErrors, TensorMapTensorFollowsTheOperand) {
   k["attrs"]["transpose_b"] = false;
   k["params"][1]["shape"] = {64, 256};
   doc["functions"][0]["args"][1]["shape"] = {64, 256};
+  // (Its 64 rows are fewer than block_n: boxes of 64 rows.)
+  k["tensor_maps"][1]["box"][1] = 64;
   expectParses(doc);
   k["tensor_maps"][0]["tensor"] = "b";
   expectError(doc, kMm + ".tensor_maps[0].tensor: 'b' [64, 256], but map 0 "
@@ -1143,4 +1145,17 @@ TEST(Manifest, ValidateTensorMapScheduleByHand) {
                          "is 64");
   k.schedule.reset(); // no schedule: the entries' rules only
   EXPECT_TRUE(validateTensorMapSchedule(k, "k").ok());
+  // An operand with fewer rows than its block tile (decode): boxes of its
+  // rows rounded up to 8 (kopt::schedule::tmaBoxRows).
+  KernelSpec small = m->kernels[0];
+  for (TensorSpec &p : small.params)
+    if (p.name == "a")
+      p.shape = {13, 64};
+  s = validateTensorMapSchedule(small, "k");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "k.tensor_maps[0].box[1]: 128, but 'a' [13, 64] has "
+                         "fewer rows than schedule.block_m (128): its boxes "
+                         "have its rows rounded up to 8, 16");
+  small.tensorMaps[0].box[1] = 16;
+  EXPECT_TRUE(validateTensorMapSchedule(small, "k").ok());
 }

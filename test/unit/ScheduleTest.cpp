@@ -48,11 +48,27 @@ TEST(Schedule, DefaultPicksTheInstructionByDtype) {
   MatmulWorkload rowMajorB = linear(4096, 4096, 4096);
   rowMajorB.bKContiguous = false;
   EXPECT_EQ(defaultSchedule(rowMajorB, h200()).copy, CopyEngine::Sync);
-  // The prefill tile loads through TMA, decode tiles through cp.async.
-  EXPECT_EQ(defaultSchedule(linear(4096, 4096, 4096), h200()).copy,
-            CopyEngine::TMA);
-  EXPECT_EQ(defaultSchedule(linear(16, 4096, 4096), h200()).copy,
-            CopyEngine::CpAsync);
+  // The prefill tile loads through TMA: on 512 tiles (at least 3 per SM) as
+  // a persistent grid with a producer warp and 3 stages, on 384 not.
+  MatmulSchedule big = defaultSchedule(linear(4096, 4096, 4096), h200());
+  EXPECT_EQ(big.copy, CopyEngine::TMA);
+  EXPECT_TRUE(big.persistent);
+  EXPECT_TRUE(big.warpSpecialize);
+  EXPECT_EQ(big.stages, 3);
+  MatmulSchedule qkv = defaultSchedule(linear(2048, 6144, 4096), h200());
+  EXPECT_EQ(qkv.copy, CopyEngine::TMA);
+  EXPECT_FALSE(qkv.persistent);
+  EXPECT_FALSE(qkv.warpSpecialize);
+  EXPECT_EQ(qkv.stages, 4);
+  // Decode tiles: TMA with a producer warp, A's boxes cut to M rows.
+  MatmulSchedule decode = defaultSchedule(linear(16, 4096, 4096), h200());
+  EXPECT_EQ(decode.copy, CopyEngine::TMA);
+  EXPECT_TRUE(decode.warpSpecialize);
+  EXPECT_FALSE(decode.persistent);
+  EXPECT_EQ(tmaBoxRows(decode.blockM, 16), 16);
+  EXPECT_EQ(tmaBoxRows(64, 13), 16);
+  EXPECT_EQ(tmaBoxRows(64, 100), 64);
+  EXPECT_EQ(tmaBoxRows(256, 4096), 256);
   // f32 C keeps the register epilogue, and cp.async.
   MatmulWorkload f32c = linear(4096, 4096, 4096);
   f32c.c = DType::F32;
@@ -122,6 +138,8 @@ TEST(Schedule, Tf32) {
 TEST(Schedule, Tma) {
   MatmulWorkload w = linear(4096, 4096, 4096);
   MatmulSchedule s = defaultSchedule(w, h200());
+  // The non-persistent prefill tile, 4 stages, without a producer warp.
+  s.persistent = false, s.warpSpecialize = false, s.stages = 4;
   ASSERT_EQ(s.copy, CopyEngine::TMA);
   ASSERT_EQ(s.instruction, Instruction::Wgmma);
   // A full and an empty mbarrier per stage after the stages.
@@ -180,8 +198,9 @@ TEST(Schedule, Tma) {
 TEST(Schedule, WarpSpecialize) {
   MatmulWorkload w = linear(4096, 4096, 4096);
   MatmulSchedule s = defaultSchedule(w, h200());
+  // The non-persistent prefill tile, 4 stages, without a producer warp.
+  s.persistent = false, s.warpSpecialize = false, s.stages = 4;
   ASSERT_EQ(s.copy, CopyEngine::TMA);
-  ASSERT_FALSE(s.warpSpecialize);
   // 128 x 256 tile of two warpgroups: 8 warps, + 1 producer warp.
   MatmulSchedule ws = s;
   ws.warpSpecialize = true;
@@ -253,6 +272,51 @@ TEST(Schedule, WarpSpecialize) {
       EXPECT_EQ(p.copy, CopyEngine::TMA);
     }
   EXPECT_GT(withWs, 0);
+}
+
+TEST(Schedule, PartialSchedulesLeaveWhatCannotApply) {
+  // The 4096^3 default is persistent with a producer warp: a split drops the
+  // persistent grid, another instruction both (and TMA).
+  MatmulSchedule base = defaultSchedule(linear(4096, 4096, 4096), h200());
+  ASSERT_TRUE(base.persistent && base.warpSpecialize);
+  std::string error;
+  std::optional<MatmulSchedule> split =
+      fromJSON(json{{"split_k", 2}}, base, error);
+  ASSERT_TRUE(split) << error;
+  EXPECT_FALSE(split->persistent);
+  EXPECT_TRUE(split->warpSpecialize);
+  EXPECT_EQ(validate(*split, linear(4096, 4096, 4096), h200()), std::nullopt);
+  std::optional<MatmulSchedule> mma = fromJSON(
+      json{{"instruction", "mma_sync"}, {"warp_m", 64}, {"warp_n", 64}}, base,
+      error);
+  ASSERT_TRUE(mma) << error;
+  EXPECT_FALSE(mma->persistent);
+  EXPECT_FALSE(mma->warpSpecialize);
+  EXPECT_EQ(mma->copy, CopyEngine::CpAsync);
+  // Named, they stay (and validate says why they do not fit).
+  std::optional<MatmulSchedule> both =
+      fromJSON(json{{"split_k", 2}, {"persistent", true}}, base, error);
+  ASSERT_TRUE(both) << error;
+  EXPECT_TRUE(both->persistent);
+  EXPECT_NE(validate(*both, linear(4096, 4096, 4096), h200()), std::nullopt);
+}
+
+TEST(Schedule, SwizzleEntersNoConstraint) {
+  // validPoints validates each point with one swizzle only: the verdict of
+  // validate must not depend on it (drawn points, several workloads).
+  std::mt19937_64 rng(7);
+  for (const MatmulWorkload &w :
+       {linear(4096, 4096, 4096), linear(33, 17, 9), linear(1, 6144, 4096)})
+    for (int i = 0; i < 20000; ++i) {
+      MatmulSchedule s = samplePoint(rng);
+      std::optional<std::string> first = validate(s, w, h200());
+      for (int64_t sw : domains()["swizzle"]) {
+        MatmulSchedule v = s;
+        v.swizzle = sw;
+        EXPECT_EQ(validate(v, w, h200()).has_value(), first.has_value())
+            << toJSON(v).dump();
+      }
+    }
 }
 
 TEST(Schedule, ValidateNamesTheReason) {
@@ -616,7 +680,11 @@ TEST(Schedule, PersistentGrid) {
   MatmulWorkload w = linear(4096, 4096, 4096);
   MatmulSchedule s = defaultSchedule(w, h200());
   ASSERT_EQ(s.instruction, Instruction::Wgmma);
-  s.persistent = true;
+  // The default: persistent, 3 stages, the staged tile after them.
+  EXPECT_TRUE(s.persistent);
+  EXPECT_EQ(validate(s, w, h200()), std::nullopt);
+  EXPECT_EQ(sharedBytes(s, w), 3 * 49152 + 128 * 264 * 2 + 48);
+  s.stages = 4, s.warpSpecialize = false;
   // The default's staged epilogue tile (vector_width 8) does not fit beside
   // its 4 stages; the register epilogue does.
   EXPECT_NE(validate(s, w, h200()), std::nullopt);

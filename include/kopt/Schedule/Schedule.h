@@ -181,6 +181,21 @@ int64_t epilogueSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
 /// "empty" 8-byte mbarrier per stage (copy = tma), else 0.
 int64_t barrierSharedBytes(const MatmulSchedule &s);
 
+/// Rows of an operand's TMA box (copy = tma): the block tile's rows
+/// (block_m for A, block_n for B), or, for an operand with fewer rows than
+/// that, its rows rounded up to 8 (the 128-byte swizzle's 1024-byte atom).
+/// Such an operand has one tile of rows, so every box of the map may stop
+/// there: a decode A with M = 16 moves 16 rows per box instead of 64, and
+/// the TMA unit produces no zero rows past M (measured: out-of-bounds fill
+/// made TMA decode tiles slower than cp.async). The tile's rows past the box
+/// keep stale shared memory; they reach only output rows past M (or N),
+/// which the epilogue never stores. Header-only: the runtime checks
+/// manifests against it.
+inline int64_t tmaBoxRows(int64_t blockRows, int64_t operandRows) {
+  int64_t rounded = (operandRows + 7) / 8 * 8;
+  return rounded < blockRows ? rounded : blockRows;
+}
+
 /// Shared memory the schedule allocates, bytes: the stages, or the staged
 /// epilogue tile if larger (it reuses the stages once the K loop is done);
 /// with a persistent grid the tile follows the stages (the next tile's
@@ -234,10 +249,13 @@ nlohmann::json toJSON(const MatmulSchedule &s);
 
 /// Reads a schedule from JSON. Keys missing from `j` keep the value of `base`
 /// (a partial schedule adjusts the default), except that `"persistent": true`
-/// without `split_k` sets split_k to 1 (persistent grids take no split), and
+/// without `split_k` sets split_k to 1 (persistent grids take no split), a
+/// `split_k` above 1 without `persistent` sets persistent to false, and
 /// an `instruction` other than wgmma without `copy` turns a base's TMA into
-/// cp_async (TMA is implemented for wgmma only), and a schedule that is not
-/// wgmma with tma and does not name `warp_specialize` drops the base's. An
+/// cp_async (TMA is implemented for wgmma only), a schedule that is not
+/// wgmma with tma and does not name `warp_specialize` drops the base's, and
+/// one that is not wgmma and does not name `persistent` the base's
+/// persistent grid. An
 /// unknown key, a value of the wrong type or out of its domain, or a
 /// `num_warps` that disagrees with the warp grid is an error: the message names
 /// the key. Returns the error text in `error` and nullopt on failure.

@@ -67,9 +67,11 @@ def main():
                 errors.append(f"no .entry {name} in the PTX")
                 continue
             nparams = len(re.findall(r"\.param \.u64", entry.group(1)))
-            if nparams != len(k["params"]):
+            # The tensor maps (copy = tma) follow the params.
+            expected = len(k["params"]) + len(k.get("tensor_maps") or [])
+            if nparams != expected:
                 errors.append(f"{name}: {nparams} PTX parameters, manifest has "
-                              f"{len(k['params'])}")
+                              f"{expected} (params and tensor maps)")
         entries = re.findall(r"\.visible \.entry (\w+)\(", ptx)
         for e in entries:
             if e not in kernels:
