@@ -36,6 +36,9 @@ With --decode the sweep tries, on the decode problems (M <= 64) whose default is
 one-warpgroup tiles of 64 x 32 and 64 x 64 with block_k 64 / 128, 2 to 5 stages and
 split_k 1, 2, 4 (`decode_candidates()`, tag "decode").
 
+With --decode-ws the same with copy = tma and warp_specialize = true
+(`decode_ws_candidates()`), block_n 16 / 32 / 64 and split_k 1 / 2 / 4 / 8 (tag "decode").
+
 With --random-copy C the --random-valid draws keep only points with copy = C (a
 workload without any is replaced by another draw).
 
@@ -420,6 +423,20 @@ def decode_candidates(p, default):
     return out
 
 
+def decode_ws_candidates(p, default):
+    """decode_candidates() through TMA with a producer warp (copy = tma,
+    warp_specialize = true), also with 64 x 16 tiles and split_k 8."""
+    if default.get("instruction") != "wgmma" or p["m"] > 64:
+        return []
+    vw = default.get("vector_width", 2)
+    return [{"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": bn,
+             "warp_m": 64, "warp_n": bn, "block_k": bk, "stages": st, "split_k": sk,
+             "swizzle": 1, "vector_width": vw, "persistent": False,
+             "warp_specialize": True}
+            for bn in (16, 32, 64) for bk in (64, 128) for st in (2, 3, 4, 5)
+            for sk in (1, 2, 4, 8)]
+
+
 def gemv_candidates(p):
     """gemv schedules for a small-M problem with both operands contiguous along K."""
     if p["m"] > 64 or p["transpose_a"] or not p["transpose_b"]:
@@ -521,6 +538,9 @@ def main(argv=None):
                     help="a sweep of gemv schedules on the small-M problems")
     ap.add_argument("--simt-stages", action="store_true",
                     help="a sweep of ffma stages 1 / 2 on the f32 problems")
+    ap.add_argument("--decode-ws", action="store_true",
+                    help="--decode's tiles through TMA with a producer warp, with 64 x 16 "
+                         "tiles and split_k 8 too (decode_ws_candidates())")
     ap.add_argument("--decode", action="store_true",
                     help="a sweep of one-warpgroup wgmma tiles, stages and split_k "
                          "on the decode problems (M <= 64)")
@@ -579,6 +599,10 @@ def main(argv=None):
                 continue
             if args.decode:
                 for sc in decode_candidates(p, default):
+                    jobs.append((p, sc, ["decode"], None))
+                continue
+            if args.decode_ws:
+                for sc in decode_ws_candidates(p, default):
                     jobs.append((p, sc, ["decode"], None))
                 continue
             if args.tma:

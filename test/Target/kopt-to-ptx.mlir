@@ -74,19 +74,20 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 matmul_0_param_4,
 // PTX-NEXT:    .param .u64 matmul_0_param_5
 // PTX-NEXT:  )
-// The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: one
-// warpgroup per 64 x 32 tile, K step 128, four stages of two 128-byte swizzled
-// [64][64] (A) and [32][64] (B) bf16 sub-tiles that a producer warp fills through
-// TMA (A's boxes of 16 rows; 98304 bytes of the module's dynamic shared memory and
-// 64 of mbarriers, passed at launch: see the manifest), wgmma m64n32k16; 32 tiles,
-// so K is split in 4 (the workspace is param_3, the tensor maps param_4 and 5).
+// The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: 32
+// tiles of 64 x 32 are few, so K is split in 4 over 64 x 16 tiles (the workspace
+// is param_3, the tensor maps param_4 and 5); one warpgroup per tile, K step 128,
+// four stages of two 128-byte swizzled [64][64] (A) and [16][64] (B) bf16
+// sub-tiles that a producer warp fills through TMA (A's boxes of 16 rows; 81920
+// bytes of the module's dynamic shared memory and 64 of mbarriers, passed at
+// launch: see the manifest), wgmma m64n16k16.
 // PTX-NEXT:  .maxntid 160, 1, 1
 // PTX:         mbarrier.init.shared.b64
 // PTX:         shfl.sync.idx.b32
 // PTX:         cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:         mbarrier.try_wait.parity.shared.b64
 // PTX:         wgmma.fence.sync.aligned;
-// PTX:         wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PTX:         wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // PTX:         wgmma.wait_group.sync.aligned 1;
 // PTX:         cvt.rn.bf16x2.f32
 // PTX-LABEL: .visible .entry silu_0(
@@ -198,11 +199,11 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[128,1,1] block=[160,1,1] smem=98368
+// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[256,1,1] block=[160,1,1] smem=81984
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
-// SUMMARY-NEXT:   param workspace workspace f32 [65568]
+// SUMMARY-NEXT:   param workspace workspace f32 [65600]
 // SUMMARY-NEXT: kernel silu_0 class=elementwise op=silu attrs={} grid=[8,1,1] block=[256,1,1] smem=0
 // SUMMARY-NEXT:   param input input bf16 [16,1024]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
@@ -220,7 +221,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   arg out1 output f32 [16]
 // SUMMARY-NEXT:   buffer 0 bf16 [16,4096]
 // SUMMARY-NEXT:   buffer 1 bf16 [16,1024]
-// SUMMARY-NEXT:   buffer 2 f32 [65568]
+// SUMMARY-NEXT:   buffer 2 f32 [65600]
 // SUMMARY-NEXT:   launch rmsnorm_0 arg0 arg1 buf0
 // SUMMARY-NEXT:   launch matmul_0 buf0 arg2 buf1 buf2
 // SUMMARY-NEXT:   launch silu_0 buf1 arg3
