@@ -1982,13 +1982,15 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     releaseStage(f);
     return acc;
   };
-  // Warp specialization: the producer warp (`then` of the returned if, its
-  // lane 0 in `leader`) and the consumers (`else`).
+  // Warp specialization: `produceLoads` builds what lane 0 of the producer
+  // warp (the ring's leader) runs, `runConsumers` what the warpgroups run;
+  // the kernel returns after both.
   // The role is read from lane 0's warp index (shfl.sync.idx), which ptxas
   // knows to be uniform across the warp: with a per-thread condition it
   // assumes a divergent path and serializes the consumers' wgmma (C7520), as
   // CUTLASS's canonical_warp_group_idx() avoids too.
-  auto splitRoles = [&]() {
+  auto specialize = [&](function_ref<void()> produceLoads,
+                        function_ref<void()> runConsumers) {
     auto i32 = b.getI32Type();
     Value warp32 = arith::IndexCastUIOp::create(b, loc, i32, warp);
     Value uniformWarp =
@@ -1998,7 +2000,21 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     Value producer = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::uge, uniformWarp,
         arith::ConstantIntOp::create(b, loc, i32, kThreads / 32));
-    return scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
+    auto roles = scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(roles.thenBlock());
+      auto leaderIf =
+          scf::IfOp::create(b, loc, ring->leader, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(leaderIf.thenBlock());
+      produceLoads();
+    }
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(roles.elseBlock());
+      runConsumers();
+    }
+    gpu::ReturnOp::create(b, loc);
   };
 
   if (s.persistent) {
@@ -2025,64 +2041,64 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     auto [groupA, groupB] = groupBases();
     SmallVector<Value> accInit =
         kSpecialized ? SmallVector<Value>() : zeroAccumulators();
-    // The origin of the block's tile number `tileIter` and its first
-    // flattened load.
-    auto tileAt = [&](Value tileIter) {
-      Value tile = arith::AddIOp::create(
+    // A loop over the block's tiles, the builder inside it: the tile, its
+    // first flattened load and its origin.
+    struct TileIteration {
+      Value tile, f0, m0, n0;
+    };
+    auto beginTileLoop = [&]() -> TileIteration {
+      auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
+      b.setInsertionPointToStart(tileLoop.getBody());
+      Value tileIter = tileLoop.getInductionVar();
+      TileIteration it;
+      it.tile = arith::AddIOp::create(
           b, loc, bid, arith::MulIOp::create(b, loc, tileIter, idx(grid)));
-      Value f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
-      return std::make_pair(tile, f0);
+      it.f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
+      std::tie(it.m0, it.n0) =
+          tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, it.tile);
+      return it;
     };
     if (kSpecialized) {
       // The producer's lane 0 walks the block's tiles and their K tiles in
       // the consumers' order, each load waiting only for its stage to be
       // released; so it runs up to `stages` loads ahead, into the next tile
       // while the consumers run this one's last wgmma and its epilogue.
-      scf::IfOp roles = splitRoles();
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(roles.thenBlock());
-        auto leaderIf =
-            scf::IfOp::create(b, loc, ring->leader, /*withElseRegion=*/false);
-        b.setInsertionPointToStart(leaderIf.thenBlock());
-        auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
-        b.setInsertionPointToStart(tileLoop.getBody());
-        auto [tile, f0] = tileAt(tileLoop.getInductionVar());
-        auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
-        auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1));
-        b.setInsertionPointToStart(kLoop.getBody());
-        Value kt = kLoop.getInductionVar();
-        Value f = arith::AddIOp::create(b, loc, f0, kt);
-        ring->issue(b, loc, f, tm0, tn0,
-                    arith::MulIOp::create(b, loc, kt, idx(kBK)),
-                    /*valid=*/Value(), /*mayReuse=*/true, /*byLeader=*/false);
-      }
-      {
-        // The consumers: each tile's K loop from zero accumulators, then its
-        // epilogue.
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(roles.elseBlock());
-        auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
-        b.setInsertionPointToStart(tileLoop.getBody());
-        auto [tile, f0] = tileAt(tileLoop.getInductionVar());
-        auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
-        // (Zeros defined inside the consumers' branch, as above.)
-        SmallVector<Value> zeros = zeroAccumulators();
-        auto kLoop =
-            scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), zeros);
-        {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPointToStart(kLoop.getBody());
-          Value f = arith::AddIOp::create(b, loc, f0, kLoop.getInductionVar());
-          scf::YieldOp::create(
-              b, loc, consume(f, groupA, groupB, kLoop.getRegionIterArgs()));
-        }
-        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-        TileOrigin org;
-        org.m0 = tm0, org.n0 = tn0, org.tile = tile;
-        storeTile(tm0, tn0, org, [&](int64_t t) { return kLoop.getResult(t); });
-      }
-      gpu::ReturnOp::create(b, loc);
+      specialize(
+          [&] {
+            TileIteration it = beginTileLoop();
+            auto kLoop =
+                scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1));
+            b.setInsertionPointToStart(kLoop.getBody());
+            Value kt = kLoop.getInductionVar();
+            Value f = arith::AddIOp::create(b, loc, it.f0, kt);
+            ring->issue(b, loc, f, it.m0, it.n0,
+                        arith::MulIOp::create(b, loc, kt, idx(kBK)),
+                        /*valid=*/Value(), /*mayReuse=*/true,
+                        /*byLeader=*/false);
+          },
+          [&] {
+            // Each tile's K loop from zero accumulators, then its epilogue.
+            TileIteration it = beginTileLoop();
+            // (Zeros defined inside the consumers' branch: defined before
+            // it, ptxas serializes the wgmma, C7520.)
+            SmallVector<Value> zeros = zeroAccumulators();
+            auto kLoop =
+                scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), zeros);
+            {
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPointToStart(kLoop.getBody());
+              Value f =
+                  arith::AddIOp::create(b, loc, it.f0, kLoop.getInductionVar());
+              scf::YieldOp::create(
+                  b, loc,
+                  consume(f, groupA, groupB, kLoop.getRegionIterArgs()));
+            }
+            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+            TileOrigin org;
+            org.m0 = it.m0, org.n0 = it.n0, org.tile = it.tile;
+            storeTile(it.m0, it.n0, org,
+                      [&](int64_t t) { return kLoop.getResult(t); });
+          });
       return cfg;
     }
     // Tile number and K tile of flattened index f.
@@ -2248,40 +2264,32 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   if (kSpecialized) {
     // The producer's lane 0 issues every load, each after its stage is
     // released; the consumers wait for the loads, compute and store.
-    scf::IfOp roles = splitRoles();
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(roles.thenBlock());
-      auto leaderIf =
-          scf::IfOp::create(b, loc, ring->leader, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(leaderIf.thenBlock());
-      auto loads = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
-                                      indexConst(b, loc, 1));
-      b.setInsertionPointToStart(loads.getBody());
-      Value f = loads.getInductionVar();
-      ring->issue(b, loc, f, m0, n0, kElemOf(f), /*valid=*/Value(),
-                  /*mayReuse=*/true, /*byLeader=*/false);
-    }
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(roles.elseBlock());
-      // Zero accumulators defined inside the consumers' branch: defined
-      // before it, ptxas serializes the wgmma (C7520, a compiler-inserted
-      // warpgroup.arrive in a divergent path).
-      SmallVector<Value> zeros = zeroAccumulators();
-      auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
-                                      indexConst(b, loc, 1), zeros);
-      {
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(kLoop.getBody());
-        scf::YieldOp::create(b, loc,
-                             consume(kLoop.getInductionVar(), groupA, groupB,
-                                     kLoop.getRegionIterArgs()));
-      }
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-      storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
-    }
-    gpu::ReturnOp::create(b, loc);
+    specialize(
+        [&] {
+          auto loads = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
+                                          indexConst(b, loc, 1));
+          b.setInsertionPointToStart(loads.getBody());
+          Value f = loads.getInductionVar();
+          ring->issue(b, loc, f, m0, n0, kElemOf(f), /*valid=*/Value(),
+                      /*mayReuse=*/true, /*byLeader=*/false);
+        },
+        [&] {
+          // Zero accumulators defined inside the consumers' branch: defined
+          // before it, ptxas serializes the wgmma (C7520, a compiler-
+          // inserted warpgroup.arrive in a divergent path).
+          SmallVector<Value> zeros = zeroAccumulators();
+          auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
+                                          indexConst(b, loc, 1), zeros);
+          {
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(kLoop.getBody());
+            scf::YieldOp::create(b, loc,
+                                 consume(kLoop.getInductionVar(), groupA,
+                                         groupB, kLoop.getRegionIterArgs()));
+          }
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+          storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
+        });
     return cfg;
   }
   if (ring) {
