@@ -862,6 +862,22 @@ def check_tensor_map_schedule(kernel, where="kernel"):
     copy = s["copy"]
     if not isinstance(copy, str):
         raise ManifestError(f"{sat}.copy: must be a string, got {json_type(copy)}")
+    # num_warps, when given, must match the block (a warp-specialized kernel
+    # launched without its producer warp would wait forever on its mbarriers).
+    if "num_warps" in s:
+        warps = _json_int(s["num_warps"], f"{sat}.num_warps")
+        if not 1 <= warps <= 32:
+            raise ManifestError(f"{sat}.num_warps: value {warps} out of range [1, 32]")
+        block = kernel.get("block")
+        if isinstance(block, list) and len(block) == 3 and all(
+                isinstance(b, int) and not isinstance(b, bool) for b in block):
+            threads = block[0] * block[1] * block[2]
+            if threads != 32 * warps:
+                raise ManifestError(f"{where}.block: {threads} threads, but "
+                                    f"schedule.num_warps is {warps} ({32 * warps} threads)")
+    if "warp_specialize" in s and not isinstance(s["warp_specialize"], bool):
+        raise ManifestError(f"{sat}.warp_specialize: must be a boolean, got "
+                            f"{json_type(s['warp_specialize'])}")
     if copy != "tma":
         if n:
             raise ManifestError(f"{at}: schedule.copy is '{copy}', which takes no tensor "

@@ -584,7 +584,7 @@ def sched_kernel(dtype="bf16", b_shape=(256, 64), transpose_b=True, **sched):
             "tensor_maps": [{"tensor": "a", "box": [row, 128], "swizzle": 128},
                             {"tensor": "b", "box": [row, 256], "swizzle": 128}],
             "schedule": dict(SCHED_TMA, **sched),
-            "grid": [1, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 197632}
+            "grid": [1, 1, 1], "block": [256, 1, 1], "dynamic_shared_bytes": 197632}
 
 
 def sched_manifest(kernel):
@@ -648,6 +648,10 @@ SCHEDULE_ERRORS = [
     (lambda k: (k["params"][0].update(shape=[13, 64]), k["params"][2].update(shape=[13, 256])),
      ".tensor_maps[0].box[1]: 128, but 'a' [13, 64] has fewer rows than schedule.block_m "
      "(128): its boxes have its rows rounded up to 8, 16"),
+    (_sched(num_warps=9, warp_specialize=True),
+     ".block: 256 threads, but schedule.num_warps is 9 (288 threads)"),
+    (_sched(warp_specialize="yes"), ".schedule.warp_specialize: must be a boolean, got a string"),
+    (_sched(num_warps=0), ".schedule.num_warps: value 0 out of range [1, 32]"),
     (_tmap(0, box=[32, 128]), ".tensor_maps[0].box[0]: 32, but copy = tma reads rows of "
                               "128 bytes: 128 / sizeof(bf16) is 64"),
     (_tmap(1, swizzle=0), ".tensor_maps[1].swizzle: 0, but copy = tma maps use swizzle 128"),

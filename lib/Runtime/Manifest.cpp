@@ -1065,6 +1065,14 @@ public:
       if (!schedule.ok())
         return schedule.status();
       k.schedule = schedule.take();
+      uint64_t threads = uint64_t(k.block[0]) * k.block[1] * k.block[2];
+      if (k.schedule->numWarps &&
+          threads != uint64_t(32 * k.schedule->numWarps))
+        return error(
+            sub(at, "block"),
+            std::to_string(threads) + " threads, but schedule.num_warps is " +
+                std::to_string(k.schedule->numWarps) + " (" +
+                std::to_string(32 * k.schedule->numWarps) + " threads)");
     }
     KOPT_RETURN_IF_ERROR(validateTensorMapSchedule(k, source + ": " + at));
     return k;
@@ -1080,6 +1088,20 @@ public:
     if (!copy.ok())
       return copy.status();
     s.copy = *copy;
+    if (v.contains("num_warps")) {
+      Expected<int64_t> warps = getInt(v, path, "num_warps");
+      if (!warps.ok())
+        return warps.status();
+      if (*warps < 1 || *warps > 32)
+        return error(sub(path, "num_warps"), "value " + std::to_string(*warps) +
+                                                 " out of range [1, 32]");
+      s.numWarps = *warps;
+    }
+    if (v.contains("warp_specialize")) {
+      Expected<bool> ws = getBool(v, path, "warp_specialize");
+      if (!ws.ok())
+        return ws.status();
+    }
     if (s.copy != "tma")
       return s;
     Expected<int64_t> blockM = getInt(v, path, "block_m");

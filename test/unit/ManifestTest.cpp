@@ -958,6 +958,7 @@ json withTma() {
   k["tensor_maps"] = json::parse(R"([
     {"tensor": "a", "box": [64, 128], "swizzle": 128},
     {"tensor": "b", "box": [64, 256], "swizzle": 128}])");
+  k["block"] = {256, 1, 1}; // 32 x num_warps
   return doc;
 }
 /// withTma() with tensor_maps[index][field] = value.
@@ -1027,6 +1028,7 @@ TEST(Manifest, TensorMapsFollowTheSchedule) {
   ws["kernels"][0]["schedule"] = withTma()["kernels"][0]["schedule"];
   ws["kernels"][0]["schedule"]["split_k"] = 2;
   ws["kernels"][0]["tensor_maps"] = withTma()["kernels"][0]["tensor_maps"];
+  ws["kernels"][0]["block"] = {256, 1, 1}; // 32 x num_warps
   expectParses(ws);
 
   // A schedule on another kernel is not read; a matmul without one is held
@@ -1131,6 +1133,28 @@ TEST(ManifestErrors, ScheduleTypes) {
               at + ".block_n: must be an integer, got a string");
   expectError(withScheduleField("block_m", 128.0),
               at + ".block_m: must be an integer, got a number");
+}
+
+TEST(ManifestErrors, BlockFollowsNumWarps) {
+  // A warp-specialized 128 x 256 tile has 9 warps: a block of 256 threads
+  // would leave out the producer warp.
+  json doc = withTma();
+  doc["kernels"][0]["schedule"]["num_warps"] = 9;
+  doc["kernels"][0]["schedule"]["warp_specialize"] = true;
+  expectError(doc, kMm + ".block: 256 threads, but schedule.num_warps is 9 "
+                         "(288 threads)");
+  doc["kernels"][0]["block"] = {288, 1, 1};
+  expectParses(doc);
+  doc["kernels"][0]["schedule"]["warp_specialize"] = "yes";
+  expectError(doc, kMm + ".schedule.warp_specialize: must be a boolean, got a "
+                         "string");
+  expectError(withScheduleField("num_warps", 0),
+              kMm + ".schedule.num_warps: value 0 out of range [1, 32]");
+  // Without num_warps the block is not checked against the schedule.
+  json noWarps = withTma();
+  noWarps["kernels"][0]["schedule"].erase("num_warps");
+  noWarps["kernels"][0]["block"] = {128, 1, 1};
+  expectParses(noWarps);
 }
 
 TEST(Manifest, ValidateTensorMapScheduleByHand) {

@@ -172,6 +172,10 @@ struct ScheduleSpec {
   /// `block_m` and `block_n`: read (and required) only when copy is "tma".
   int64_t blockM = 0;
   int64_t blockN = 0;
+  /// `num_warps` when given (0: absent): the block must have 32 x num_warps
+  /// threads (a warp-specialized kernel launched without its producer warp
+  /// would wait forever on its mbarriers).
+  int64_t numWarps = 0;
 };
 
 /// One `.entry` of the PTX.
