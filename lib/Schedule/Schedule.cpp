@@ -1127,6 +1127,11 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
   if (j.contains("persistent") && j["persistent"] == true &&
       !j.contains("split_k"))
     s.splitK = 1;
+  // Asking for a producer warp (TMA only) without naming `copy` switches the
+  // copy engine to TMA.
+  if (j.contains("warp_specialize") && j["warp_specialize"] == true &&
+      !j.contains("copy"))
+    s.copy = CopyEngine::TMA;
   // Likewise asking for a split without naming `persistent` does not keep
   // the base's persistent grid.
   if (j.contains("split_k") && j["split_k"].is_number_integer() &&

@@ -293,6 +293,14 @@ TEST(Schedule, PartialSchedulesLeaveWhatCannotApply) {
   EXPECT_FALSE(mma->persistent);
   EXPECT_FALSE(mma->warpSpecialize);
   EXPECT_EQ(mma->copy, CopyEngine::CpAsync);
+  // A producer warp asked for on a cp.async schedule brings TMA with it.
+  MatmulSchedule cp = base;
+  cp.copy = CopyEngine::CpAsync, cp.warpSpecialize = false;
+  std::optional<MatmulSchedule> ws =
+      fromJSON(json{{"warp_specialize", true}}, cp, error);
+  ASSERT_TRUE(ws) << error;
+  EXPECT_EQ(ws->copy, CopyEngine::TMA);
+  EXPECT_TRUE(ws->warpSpecialize);
   // Named, they stay (and validate says why they do not fit).
   std::optional<MatmulSchedule> both =
       fromJSON(json{{"split_k", 2}, {"persistent", true}}, base, error);

@@ -249,7 +249,8 @@ nlohmann::json toJSON(const MatmulSchedule &s);
 
 /// Reads a schedule from JSON. Keys missing from `j` keep the value of `base`
 /// (a partial schedule adjusts the default), except that `"persistent": true`
-/// without `split_k` sets split_k to 1 (persistent grids take no split), a
+/// without `split_k` sets split_k to 1 (persistent grids take no split),
+/// `"warp_specialize": true` without `copy` sets copy to tma, a
 /// `split_k` above 1 without `persistent` sets persistent to false, and
 /// an `instruction` other than wgmma without `copy` turns a base's TMA into
 /// cp_async (TMA is implemented for wgmma only), a schedule that is not
