@@ -403,38 +403,26 @@ def ws_bases(p, default):
     return out
 
 
-def decode_candidates(p, default):
-    """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x 32 or
-    64 x 64, block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
-    split_k 1, 2 and 4 (more blocks), the default's epilogue width."""
+def decode_candidates(p, default, widths=(32, 64), splits=(1, 2, 4), **fields):
+    """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x `widths`
+    (32 or 64), block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
+    `splits` (split_k 1, 2 and 4: more blocks), the default's epilogue width, cp.async
+    unless `fields` (added to each) say otherwise."""
     if default.get("instruction") != "wgmma" or p["m"] > 64:
         return []
     vw = default.get("vector_width", 2)
-    out = []
-    for bn in (32, 64):
-        for bk in (64, 128):
-            for st in (2, 3, 4, 5):
-                for sk in (1, 2, 4):
-                    out.append({"instruction": "wgmma", "copy": "cp_async",
-                                "block_m": 64, "block_n": bn, "warp_m": 64,
-                                "warp_n": bn, "block_k": bk, "stages": st,
-                                "split_k": sk, "swizzle": 1, "vector_width": vw,
-                                "persistent": False})
-    return out
+    return [dict({"instruction": "wgmma", "copy": "cp_async", "block_m": 64,
+                  "block_n": bn, "warp_m": 64, "warp_n": bn, "block_k": bk,
+                  "stages": st, "split_k": sk, "swizzle": 1, "vector_width": vw,
+                  "persistent": False}, **fields)
+            for bn in widths for bk in (64, 128) for st in (2, 3, 4, 5) for sk in splits]
 
 
 def decode_ws_candidates(p, default):
     """decode_candidates() through TMA with a producer warp (copy = tma,
     warp_specialize = true), also with 64 x 16 tiles and split_k 8."""
-    if default.get("instruction") != "wgmma" or p["m"] > 64:
-        return []
-    vw = default.get("vector_width", 2)
-    return [{"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": bn,
-             "warp_m": 64, "warp_n": bn, "block_k": bk, "stages": st, "split_k": sk,
-             "swizzle": 1, "vector_width": vw, "persistent": False,
-             "warp_specialize": True}
-            for bn in (16, 32, 64) for bk in (64, 128) for st in (2, 3, 4, 5)
-            for sk in (1, 2, 4, 8)]
+    return decode_candidates(p, default, widths=(16, 32, 64), splits=(1, 2, 4, 8),
+                             copy="tma", warp_specialize=True)
 
 
 def gemv_candidates(p):
@@ -597,12 +585,9 @@ def main(argv=None):
                         for st in (1, 2):
                             jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
                 continue
-            if args.decode:
-                for sc in decode_candidates(p, default):
-                    jobs.append((p, sc, ["decode"], None))
-                continue
-            if args.decode_ws:
-                for sc in decode_ws_candidates(p, default):
+            if args.decode or args.decode_ws:
+                make = decode_ws_candidates if args.decode_ws else decode_candidates
+                for sc in make(p, default):
                     jobs.append((p, sc, ["decode"], None))
                 continue
             if args.tma:
