@@ -125,6 +125,35 @@ def KoptLowerToGPU : Pass<"kopt-lower-to-gpu", "mlir::ModuleOp"> {
                            "mlir::math::MathDialect", "mlir::func::FuncDialect"];
 }
 
+def KoptPipeline : Pass<"kopt-pipeline", "mlir::ModuleOp"> {
+  let summary = "Software-pipeline the K loops of the matmul kernels";
+  let description = [{
+    Expands every `kopt.mainloop` (the K loop of a tensor-core matmul's block
+    tile, made by kopt-lower-to-gpu) into the loop that stages its operand
+    tiles in shared memory as its schedule says, and runs its body (the
+    tile's ldmatrix + mma.sync or wgmma) once per K tile:
+      - `copy = sync`: one buffer, loads into registers then stores, a
+        barrier before and after the body;
+      - `copy = cp_async`: a ring of `stages` buffers; the copies of K tile
+        kt + stages - 1 are in flight while tile kt is computed
+        (cp.async.commit_group / wait_group);
+      - `copy = tma`: a ring of `stages` buffers filled by
+        cp.async.bulk.tensor from one thread, with a "full" and an "empty"
+        mbarrier per stage; wgmma groups are committed and waited for so
+        that one K tile's MMA overlaps the next one's wait;
+      - `warp_specialize`: a producer warp issues every TMA load, each
+        after its stage is released; the warpgroups wait, compute, release;
+      - `persistent`: the ring runs on across the block's tiles (the loads
+        of the next tile during this one's last K tiles and epilogue).
+    The body and everything else in the kernel stay as they are.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def KoptEmitPTX : Pass<"kopt-emit-ptx", "mlir::ModuleOp"> {
   let summary = "Write the PTX of gpu.binary ops and the launch manifest";
   let description = [{

@@ -262,3 +262,61 @@ LogicalResult KernelOp::verify() {
 
 #define GET_OP_CLASSES
 #include "kopt/Dialect/Kopt/KoptOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// MainloopOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MainloopOp::verify() {
+  schedule::MatmulSchedule s = getSchedule().getSchedule();
+  if (s.instruction != schedule::Instruction::MmaSync &&
+      s.instruction != schedule::Instruction::Wgmma)
+    return emitOpError("stages operand tiles for tensor-core schedules only "
+                       "(mma_sync, wgmma)");
+  ArrayRef<Attribute> maps = getIndexingMaps().getValue();
+  if (maps.size() != 2 || !llvm::all_of(maps, [](Attribute a) {
+        auto m = dyn_cast<AffineMapAttr>(a);
+        return m && m.getValue().getNumDims() == 3 &&
+               m.getValue().getNumResults() == 2 &&
+               m.getValue().isProjectedPermutation();
+      }))
+    return emitOpError("needs two indexing maps (m, n, k) -> 2 indices, "
+                       "projected permutations (A's, then B's)");
+  for (Value v : {getA(), getB()}) {
+    auto t = cast<MemRefType>(v.getType());
+    if (t.getRank() != 2 || !t.hasStaticShape())
+      return emitOpError("operands must be static 2-D memrefs, got ") << t;
+  }
+  bool tma = s.copy == schedule::CopyEngine::TMA;
+  if (getTensorMaps().size() != (tma ? 2u : 0u))
+    return emitOpError("takes ") << (tma ? "two tensor maps (copy = tma)"
+                                         : "no tensor maps (copy is not tma)");
+  if (tma != getBarrierOffset().has_value())
+    return emitOpError("needs barrier_offset exactly when copy = tma");
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 2 + getInit().size())
+    return emitOpError("body takes the two staged tiles and ")
+           << getInit().size() << " accumulators, has "
+           << body.getNumArguments() << " arguments";
+  for (unsigned i = 0; i < 2; ++i) {
+    auto t = dyn_cast<MemRefType>(body.getArgument(i).getType());
+    auto space =
+        t ? dyn_cast_or_null<IntegerAttr>(t.getMemorySpace()) : IntegerAttr();
+    if (!t || !t.hasStaticShape() || !t.getLayout().isIdentity() || !space ||
+        space.getInt() != 3)
+      return emitOpError("body argument ")
+             << i << " must be a static shared-memory (address space 3) "
+             << "memref with the identity layout";
+  }
+  for (auto [arg, init] :
+       llvm::zip(body.getArguments().drop_front(2), getInit()))
+    if (arg.getType() != init.getType())
+      return emitOpError("accumulator argument type ")
+             << arg.getType() << " differs from its init's " << init.getType();
+  if (getInit().getTypes() != getResults().getTypes())
+    return emitOpError("result types differ from the init types");
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResults().getTypes())
+    return emitOpError("yielded types differ from the result types");
+  return success();
+}

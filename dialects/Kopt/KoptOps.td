@@ -255,11 +255,67 @@ def Kopt_KernelOp : Kopt_Op<"kernel", [IsolatedFromAbove,
   let hasVerifier = 1;
 }
 
-def Kopt_YieldOp : Kopt_Op<"yield", [Pure, Terminator, HasParent<"KernelOp">]> {
-  let summary = "returns a kernel's results";
-  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+def Kopt_YieldOp : Kopt_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["KernelOp", "MainloopOp"]>]> {
+  let summary = "returns a kernel's results, or a mainloop step's accumulators";
+  let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ /* no values */ }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Tiled kernels (between kopt-lower-to-gpu and kopt-pipeline)
+//===----------------------------------------------------------------------===//
+
+def Kopt_MainloopOp : Kopt_Op<"mainloop", [AttrSizedOperandSegments,
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "the K loop of a block tile: operand tiles in shared memory, "
+                "one compute step per K tile";
+  let description = [{
+    Made by the matmul kernel builder (kopt-lower-to-gpu) inside a `gpu.func`,
+    expanded by `kopt-pipeline`. Computes, for the block tile whose origin is
+    (`m0`, `n0`), the K tiles 0 ... `k_tiles` - 1 of `block_k` elements
+    starting at K element `k_begin` (0 when absent; split-K's first element of
+    the block's split): for each K tile, the `block_m` x `block_k` tile of A at
+    (m0, k) and the `block_n` x `block_k` tile of B at (n0, k) (rows and
+    columns outside the operands read as zeros) are staged in shared memory and
+    the body runs once on them, its block arguments being the two staged tiles
+    (`memref`s in address space 3, the layout their type says: [rows][block_k
+    + 8] for mma.sync, [block_k / 64][rows][64] 128-byte swizzled for wgmma)
+    and the accumulators (`init` first, then the previous step's `kopt.yield`).
+    The results are the last step's accumulators, complete (for wgmma, every
+    asynchronous MMA group has been waited for).
+
+    How the tiles are staged is `kopt-pipeline`'s work, as `schedule` says:
+    `copy` (synchronous loads, cp.async or TMA through the two i64
+    `tensor_maps`), `stages` shared-memory buffers with the loads of the next
+    `stages` - 1 K tiles in flight, `warp_specialize` (a producer warp issues
+    the loads), and in a `persistent` grid, where the op is the body of the
+    block's loop over its tiles (an `scf.for` from 0 step 1), loads that run
+    ahead into the next tile. Shared memory: A's buffers from byte 0, B's
+    after them; `barrier_offset`, the byte offset of TMA's mbarriers.
+    `indexing_maps` are the contraction's maps of A and B ((m, n, k) -> the
+    operand's indices): they give M, N, K from the operands' shapes and how
+    synchronous loads index them. With `drain`, the code after the op reuses
+    the buffers' shared memory, so no copy may still be in flight when it
+    starts.
+  }];
+  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, Variadic<I64>:$tensor_maps,
+                       Index:$m0, Index:$n0, Optional<Index>:$k_begin,
+                       Index:$k_tiles, Variadic<AnyType>:$init,
+                       Kopt_ScheduleAttr:$schedule,
+                       AffineMapArrayAttr:$indexing_maps,
+                       OptionalAttr<I64Attr>:$barrier_offset,
+                       UnitAttr:$drain);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $a `,` $b (`maps` `(` $tensor_maps^ `)`)? `tile` `(` $m0 `,` $n0 `)`
+    (`k_begin` $k_begin^)? `k_tiles` $k_tiles
+    (`iter_args` `(` $init^ `:` type($init) `)`)?
+    attr-dict `:` type($a) `,` type($b) (`->` type($results)^)? $body
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // KOPT_OPS_TD

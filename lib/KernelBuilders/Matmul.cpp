@@ -39,7 +39,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "Staging.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -121,318 +121,7 @@ FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
   return c;
 }
 
-/// One operand's tile staging: the logical tile is `tileOuter` rows of m (A,
-/// outerDim 0) or n (B, outerDim 1) by `tileK` columns of k.
-struct StageSpec {
-  Value mem;
-  AffineMap map;
-  unsigned outerDim;
-  int64_t tileOuter, tileK;
-  int64_t outerSize, kSize;
-  Value smem;
-  /// Shared memory is [outer][k] (true) or [k][outer] (false).
-  bool smemOuterMajor;
-  /// 128-byte swizzle of [outer][64] 16-bit tiles (the layout wgmma reads
-  /// with a SWIZZLE_128B descriptor): chunk c of row r is stored at chunk
-  /// c ^ (r % 8) of the row.
-  bool swizzle128 = false;
-};
-
-bool kContiguous(AffineMap map) {
-  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-  return last && last.getPosition() == 2;
-}
-
 } // namespace
-
-/// One 8-element chunk of an operand tile, for thread `tid`'s r-th access
-/// (chunks are numbered row by row, `tileK / 8` per row): its offsets in the
-/// tile, its position in the operand, and whether it lies inside the bounds
-/// (K % 8 == 0, so a chunk is wholly inside or outside).
-struct Chunk {
-  Value outerOff, kOff, outer, k, inside;
-};
-static Chunk chunkOf(OpBuilder &b, Location loc, const StageSpec &s, int64_t r,
-                     Value tid, int64_t threads, Value outerBase, Value kBase,
-                     Value cOuter, Value cK) {
-  constexpr int64_t kVec = 8;
-  int64_t chunksPerRow = s.tileK / kVec;
-  Chunk c;
-  Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
-  c.outerOff =
-      arith::DivUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow));
-  c.kOff = arith::MulIOp::create(
-      b, loc,
-      arith::RemUIOp::create(b, loc, e, indexConst(b, loc, chunksPerRow)),
-      indexConst(b, loc, kVec));
-  c.outer = arith::AddIOp::create(b, loc, outerBase, c.outerOff);
-  c.k = arith::AddIOp::create(b, loc, kBase, c.kOff);
-  c.inside = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c.outer, cOuter),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c.k, cK));
-  return c;
-}
-
-/// Element loads per thread of a tile staged one element at a time.
-static int64_t elementLoads(const StageSpec &s, int64_t threads) {
-  return llvm::divideCeil(s.tileOuter * s.tileK, threads);
-}
-
-namespace {
-/// Element r of a thread's share of an operand tile staged one element at a
-/// time: its value (zero outside the operand) and where it goes in the
-/// shared tile; `inTile` is false for the threads past the end of a tile with
-/// fewer elements than the threads cover (null when all are inside).
-struct TileElement {
-  Value value, inTile;
-  SmallVector<Value> smemIdx;
-};
-} // namespace
-
-/// Loads element r (tid + r * threads of the tile, k fastest for a
-/// K-contiguous operand, else outer fastest) of the thread's share of the
-/// tile at (outerBase, kBase).
-static FailureOr<TileElement>
-loadTileElement(OpBuilder &b, Location loc, linalg::GenericOp g,
-                const StageSpec &s, Value outerBase, Value kBase, Value tid,
-                int64_t threads, int64_t r) {
-  Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
-  int64_t tileElems = s.tileOuter * s.tileK;
-  TileElement t;
-  Value e = arith::AddIOp::create(b, loc, tid, indexConst(b, loc, r * threads));
-  if ((r + 1) * threads > tileElems)
-    t.inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                     indexConst(b, loc, tileElems));
-  Value outerOff, kOff;
-  if (kContiguous(s.map)) {
-    outerOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
-    kOff = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileK));
-  } else {
-    kOff = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
-    outerOff =
-        arith::RemUIOp::create(b, loc, e, indexConst(b, loc, s.tileOuter));
-  }
-  Value outer = arith::AddIOp::create(b, loc, outerBase, outerOff);
-  Value k = arith::AddIOp::create(b, loc, kBase, kOff);
-  Value inOuter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        outer, indexConst(b, loc, s.outerSize));
-  Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
-                                    indexConst(b, loc, s.kSize));
-  Value inside = arith::AndIOp::create(b, loc, inOuter, inK);
-  if (t.inTile)
-    inside = arith::AndIOp::create(b, loc, inside, t.inTile);
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt}, inside,
-                                /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    SmallVector<Value> dims(3, indexConst(b, loc, 0));
-    dims[s.outerDim] = outer;
-    dims[2] = k;
-    FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, s.map, dims);
-    if (failed(idx))
-      return g.emitOpError("unsupported operand indexing map");
-    scf::YieldOp::create(
-        b, loc, memref::LoadOp::create(b, loc, s.mem, *idx).getResult());
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    scf::YieldOp::create(b, loc, zero);
-  }
-  t.value = ifOp.getResult(0);
-  t.smemIdx = s.smemOuterMajor ? SmallVector<Value>{outerOff, kOff}
-                               : SmallVector<Value>{kOff, outerOff};
-  return t;
-}
-
-/// Stores a loaded element into the shared tile `smem` at `lead` (leading
-/// indices, e.g. a buffer of a double-buffered tile) + its tile position.
-static void storeTileElement(OpBuilder &b, Location loc, const StageSpec &s,
-                             Value smem, ValueRange lead,
-                             const TileElement &t) {
-  OpBuilder::InsertionGuard guard(b);
-  if (t.inTile) {
-    auto partial = scf::IfOp::create(b, loc, t.inTile,
-                                     /*withElseRegion=*/false);
-    b.setInsertionPointToStart(partial.thenBlock());
-  }
-  SmallVector<Value> idx(lead.begin(), lead.end());
-  idx.append(t.smemIdx.begin(), t.smemIdx.end());
-  memref::StoreOp::create(b, loc, t.value, smem, idx);
-}
-
-/// Stages one operand tile into shared memory, threads walking the operand's
-/// contiguous dimension for coalesced loads. With `threads` threads; `tid` is
-/// the thread's index. When the operand is contiguous along k, k is a multiple
-/// of 8 and shared memory is [outer][k], each thread moves 8 elements (16 bytes
-/// for 16-bit types) per access; a chunk is either wholly inside K or wholly
-/// outside.
-static LogicalResult stageTile(OpBuilder &b, Location loc, linalg::GenericOp g,
-                               const StageSpec &s, Value outerBase, Value kBase,
-                               Value tid, int64_t threads) {
-  bool kCont = kContiguous(s.map);
-  Type elt = cast<MemRefType>(s.mem.getType()).getElementType();
-  unsigned bits = elt.getIntOrFloatBitWidth();
-  int64_t tileElems = s.tileOuter * s.tileK;
-  auto globalIndices = [&](Value outer,
-                           Value k) -> FailureOr<SmallVector<Value>> {
-    SmallVector<Value> dims(3, indexConst(b, loc, 0));
-    dims[s.outerDim] = outer;
-    dims[2] = k;
-    return applyIndexingMap(b, loc, s.map, dims);
-  };
-
-  constexpr int64_t kVec = 8;
-  bool vectorized = kCont && s.smemOuterMajor && bits == 16 &&
-                    s.kSize % kVec == 0 && s.tileK % kVec == 0 &&
-                    (tileElems / kVec) % threads == 0;
-  if (vectorized) {
-    Value cOuter = indexConst(b, loc, s.outerSize),
-          cK = indexConst(b, loc, s.kSize);
-    auto vecType = VectorType::get({kVec}, elt);
-    Value zero = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
-    for (int64_t r = 0; r < tileElems / kVec / threads; ++r) {
-      Chunk c =
-          chunkOf(b, loc, s, r, tid, threads, outerBase, kBase, cOuter, cK);
-      Value outerOff = c.outerOff, kOff = c.kOff, outer = c.outer, k = c.k;
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, c.inside,
-                                    /*withElse=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        FailureOr<SmallVector<Value>> idx = globalIndices(outer, k);
-        if (failed(idx))
-          return g.emitOpError("unsupported operand indexing map");
-        scf::YieldOp::create(
-            b, loc,
-            vector::LoadOp::create(b, loc, vecType, s.mem, *idx,
-                                   /*nontemporal=*/false, llvm::MaybeAlign(16))
-                .getResult());
-        b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, loc, zero);
-      }
-      vector::StoreOp::create(b, loc, ifOp.getResult(0), s.smem,
-                              ValueRange{outerOff, kOff}, /*nontemporal=*/false,
-                              llvm::MaybeAlign(16));
-    }
-    return success();
-  }
-
-  for (int64_t r = 0, n = elementLoads(s, threads); r < n; ++r) {
-    FailureOr<TileElement> e =
-        loadTileElement(b, loc, g, s, outerBase, kBase, tid, threads, r);
-    if (failed(e))
-      return failure();
-    storeTileElement(b, loc, s, s.smem, {}, *e);
-  }
-  return success();
-}
-
-/// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of
-/// one operand tile into `stage` of s.smem ([stages][outer][k]); returns the
-/// tokens.
-static FailureOr<SmallVector<Value>>
-issueTileAsync(OpBuilder &b, Location loc, linalg::GenericOp g,
-               const StageSpec &s, Value stage, Value outerBase, Value kBase,
-               Value tid, int64_t threads) {
-  constexpr int64_t kVec = 8;
-  Value cOuter = indexConst(b, loc, s.outerSize),
-        cK = indexConst(b, loc, s.kSize);
-  Value c0 = indexConst(b, loc, 0);
-  SmallVector<Value> tokens;
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t r = 0; r < s.tileOuter * s.tileK / kVec / threads; ++r) {
-    Chunk c = chunkOf(b, loc, s, r, tid, threads, outerBase, kBase, cOuter, cK);
-    Value outerOff = c.outerOff, kOff = c.kOff, outer = c.outer, k = c.k,
-          inside = c.inside;
-    // Outside the bounds: read nothing (source size 0 zero-fills the 16 bytes)
-    // from a valid address.
-    SmallVector<Value> dims(3, c0);
-    dims[s.outerDim] = arith::SelectOp::create(b, loc, inside, outer, c0);
-    dims[2] = arith::SelectOp::create(b, loc, inside, k, c0);
-    FailureOr<SmallVector<Value>> idx = applyIndexingMap(b, loc, s.map, dims);
-    if (failed(idx))
-      return g.emitOpError("unsupported operand indexing map");
-    Value srcElements =
-        arith::SelectOp::create(b, loc, inside, indexConst(b, loc, kVec), c0);
-    SmallVector<Value> dst = {stage, outerOff, kOff};
-    if (s.swizzle128) {
-      // Shared memory is [stages][tileK / 64][outer][64]: sub-tile kOff / 64,
-      // chunk (kOff % 64) / 8 stored at chunk ((kOff % 64) / 8) ^ (outer % 8).
-      Value sub = arith::DivUIOp::create(b, loc, kOff, indexConst(b, loc, 64));
-      Value chunk = arith::DivUIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, kOff, indexConst(b, loc, 64)),
-          indexConst(b, loc, kVec));
-      Value phase =
-          arith::RemUIOp::create(b, loc, outerOff, indexConst(b, loc, 8));
-      Value swizzled = arith::MulIOp::create(
-          b, loc, arith::XOrIOp::create(b, loc, chunk, phase),
-          indexConst(b, loc, kVec));
-      dst = {stage, sub, outerOff, swizzled};
-    }
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, s.smem, dst, s.mem, *idx, b.getIndexAttr(kVec),
-        srcElements, b.getUnitAttr()));
-  }
-  return tokens;
-}
-
-/// Issues the cp.async copies of the A tile at (m0, kBase) and the B tile at
-/// (n0, kBase) into `stage` and commits them as one group; returns its token.
-static FailureOr<Value> issueCopyGroup(OpBuilder &b, Location loc,
-                                       linalg::GenericOp mm, const StageSpec &a,
-                                       const StageSpec &bs, Value stage,
-                                       Value kBase, Value m0, Value n0,
-                                       Value tid, int64_t threads) {
-  FailureOr<SmallVector<Value>> ta =
-      issueTileAsync(b, loc, mm, a, stage, m0, kBase, tid, threads);
-  FailureOr<SmallVector<Value>> tb =
-      issueTileAsync(b, loc, mm, bs, stage, n0, kBase, tid, threads);
-  if (failed(ta) || failed(tb))
-    return failure();
-  SmallVector<Value> tokens(*ta);
-  tokens.append(tb->begin(), tb->end());
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
-      .getResult();
-}
-
-/// Issues the cp.async copies of K tile `kTile` of both operands into stage
-/// kTile % stages and commits them as one group; returns the group's token.
-/// The tile starts at K element kTile * block_k + kOffset (kOffset: the
-/// split's first element under split-K, else null).
-static FailureOr<Value> issueStage(OpBuilder &b, Location loc,
-                                   linalg::GenericOp mm, const StageSpec &a,
-                                   const StageSpec &bs, Value kTile,
-                                   Value kOffset, int64_t stages, Value m0,
-                                   Value n0, Value tid, int64_t threads) {
-  Value stage =
-      arith::RemUIOp::create(b, loc, kTile, indexConst(b, loc, stages));
-  Value kBase =
-      arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, a.tileK));
-  if (kOffset)
-    kBase = arith::AddIOp::create(b, loc, kBase, kOffset);
-  return issueCopyGroup(b, loc, mm, a, bs, stage, kBase, m0, n0, tid, threads);
-}
-
-/// The prologue of a `stages`-deep cp.async ring: tiles 0 ... stages - 2 in
-/// flight. Returns the last group's token.
-static FailureOr<Value> issuePrologue(OpBuilder &b, Location loc,
-                                      linalg::GenericOp mm, const StageSpec &a,
-                                      const StageSpec &bs, Value kOffset,
-                                      int64_t stages, Value m0, Value n0,
-                                      Value tid, int64_t threads) {
-  Value last;
-  for (int64_t i = 0; i + 1 < stages; ++i) {
-    FailureOr<Value> g = issueStage(b, loc, mm, a, bs, indexConst(b, loc, i),
-                                    kOffset, stages, m0, n0, tid, threads);
-    if (failed(g))
-      return failure();
-    last = *g;
-  }
-  return last;
-}
 
 /// The origin (m0, n0) of output tile number `tile` in the rasterization
 /// order: with swizzle G > 1 the tiles are visited in groups of G tile rows, M
@@ -1276,48 +965,15 @@ struct MmaTiles {
   int64_t threads() const { return 32 * warpsM * warpsN; }
 };
 
-/// The name of the dynamic shared memory array of the kernels of a gpu.module.
-constexpr llvm::StringLiteral kDynamicSmem = "kopt_dynamic_smem";
-
-/// The module's dynamic shared memory array (created on first use): a public
-/// zero-size global in address space 3 lowers to `.extern .shared .align 1024
-/// .b8 kopt_dynamic_smem[]` (../shared/MLIR22-NOTES.md:
-/// gpu.dynamic_shared_memory does not).
-static Value dynamicSharedMemory(OpBuilder &b, Location loc,
-                                 gpu::GPUFuncOp func) {
-  auto module = func->getParentOfType<gpu::GPUModuleOp>();
-  auto type = MemRefType::get({0}, b.getI8Type(), MemRefLayoutAttrInterface(),
-                              b.getI64IntegerAttr(3));
-  if (!module.lookupSymbol(kDynamicSmem)) {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    memref::GlobalOp::create(mb, loc, kDynamicSmem, mb.getStringAttr("public"),
-                             type, Attribute(),
-                             /*constant=*/false, mb.getI64IntegerAttr(1024));
-  }
-  return memref::GetGlobalOp::create(b, loc, type, kDynamicSmem);
-}
-
-/// A view of `shape` x `elt` at byte `offset` of the dynamic shared memory.
-static Value sharedView(OpBuilder &b, Location loc, Value smem, int64_t offset,
-                        ArrayRef<int64_t> shape, Type elt) {
-  auto type = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
-                              b.getI64IntegerAttr(3));
-  return memref::ViewOp::create(b, loc, type, smem, indexConst(b, loc, offset),
-                                ValueRange{});
-}
-
 /// Starts the staged epilogue of the block tile at (m0, n0), its tile at byte
 /// `offset` of the dynamic shared memory `smem`: once no warp reads that
-/// memory any more (with `waitForCopies`, each thread's cp.async copies land
-/// first; then a barrier of the epilogue's threads).
+/// memory any more (a barrier of the epilogue's threads; a mainloop whose
+/// buffers it reuses has no copy in flight after it: kopt.mainloop's drain).
 static StagedEpilogue beginStagedEpilogue(OpBuilder &b, Location loc,
                                           const Contraction &c,
                                           const sched::MatmulSchedule &s,
-                                          Value smem, int64_t offset,
-                                          bool waitForCopies, Value m0,
+                                          Value smem, int64_t offset, Value m0,
                                           Value n0, const EpilogueThreads &et) {
-  if (waitForCopies)
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   et.barrier(b, loc);
   Type elt = cast<MemRefType>(c.out.getType()).getElementType();
   StagedEpilogue st;
@@ -1340,12 +996,46 @@ static Value fragmentRegister(OpBuilder &b, Location loc, Value frag,
   return vector::ExtractOp::create(b, loc, packed, 0);
 }
 
+/// A kopt.mainloop over the block's K tiles (kopt-pipeline stages them),
+/// `body` building one K tile's compute on the staged tiles into `acc`.
+/// Returns the op; its results are the final accumulators.
+static MainloopOp createMainloop(
+    OpBuilder &b, Location loc, const Contraction &c,
+    const sched::MatmulSchedule &s, Value m0, Value n0, Value kBegin,
+    Value kTiles, ValueRange init, ArrayRef<int64_t> tileShapeA,
+    ArrayRef<int64_t> tileShapeB, std::optional<int64_t> barrierOffset,
+    bool drain,
+    function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
+  SmallVector<Value> maps;
+  if (c.tensorMapA)
+    maps = {c.tensorMapA, c.tensorMapB};
+  auto op = MainloopOp::create(
+      b, loc, ValueRange(init).getTypes(), c.memA, c.memB, maps, m0, n0, kBegin,
+      kTiles, init, ScheduleAttr::get(ctx, s),
+      b.getAffineMapArrayAttr({c.mapA, c.mapB}),
+      barrierOffset ? b.getI64IntegerAttr(*barrierOffset) : IntegerAttr(),
+      drain ? b.getUnitAttr() : UnitAttr());
+  auto space = b.getI64IntegerAttr(3);
+  SmallVector<Type> argTypes = {
+      MemRefType::get(tileShapeA, elt, MemRefLayoutAttrInterface(), space),
+      MemRefType::get(tileShapeB, elt, MemRefLayoutAttrInterface(), space)};
+  llvm::append_range(argTypes, ValueRange(init).getTypes());
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&op.getBody(), {}, argTypes,
+                               SmallVector<Location>(argTypes.size(), loc));
+  SmallVector<Value> acc = body(block->getArgument(0), block->getArgument(1),
+                                block->getArguments().drop_front(2));
+  YieldOp::create(b, loc, acc);
+  return op;
+}
+
 static FailureOr<LaunchConfig> buildMma(const Contraction &c,
                                         gpu::GPUFuncOp func,
                                         const sched::MatmulSchedule &s) {
   const MmaTiles t(s);
-  const int64_t kBM = t.bm, kBN = t.bn, kBK = t.bk, kPad = t.pad,
-                kStages = t.stages;
+  const int64_t kBM = t.bm, kBN = t.bn, kBK = t.bk, kPad = t.pad;
   const int64_t kWarpsN = t.warpsN, kWarpTileM = t.warpTileM(),
                 kWarpTileN = t.warpTileN(), kMI = t.mi(), kNI = t.ni(),
                 kThreads = t.threads();
@@ -1356,30 +1046,12 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
-  // `stages` shared-memory buffers filled by cp.async (the copies of tiles
-  // k + 1 ... k + stages - 1 overlap the mma.sync of tile k), or one buffer
-  // filled synchronously; validate() admitted cp.async only where it applies.
-  StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true};
-  StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true};
-  bool pipelined = s.copy == sched::CopyEngine::CpAsync;
-  SmallVector<int64_t> shapeA = {kBM, kBK + kPad}, shapeB = {kBN, kBK + kPad};
-  if (pipelined) {
-    shapeA.insert(shapeA.begin(), kStages);
-    shapeB.insert(shapeB.begin(), kStages);
-  }
-  // Both tiles live in the dynamic shared memory, B after A (rows of
-  // (BK + 8) * 2 bytes, multiples of 16: 16-byte copies and ldmatrix rows
-  // stay aligned).
-  int64_t bytesA = elt.getIntOrFloatBitWidth() / 8;
-  for (int64_t d : shapeA)
-    bytesA *= d;
-  Value smem = dynamicSharedMemory(b, loc, func);
-  Value smemA = sharedView(b, loc, smem, 0, shapeA, elt);
-  Value smemB = sharedView(b, loc, smem, bytesA, shapeB, elt);
-  // The stages, or the staged epilogue tile when larger.
+  // kopt-pipeline puts the mainloop's buffers from byte 0 of the dynamic
+  // shared memory: tiles of [BM][BK + 8] and [BN][BK + 8] (K contiguous; the
+  // 8-element pad spreads ldmatrix rows over the banks), A's then B's; the
+  // staged epilogue tile reuses them.
   cfg.dynamicSharedBytes = sched::sharedBytes(s, workloadOf(c));
-  a.smem = smemA;
-  bs.smem = smemB;
+  Value smem = dynamicSharedMemory(b, loc, func);
 
   Value tid = threadIdX(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
@@ -1416,45 +1088,11 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   const int64_t kAccs = kMI * kNI * 4;
   SmallVector<Value> accInit(kAccs, zero);
-  auto issueGroup = [&](Value kTile) {
-    return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
-                      kThreads);
-  };
-  if (pipelined && failed(issuePrologue(b, loc, mm, a, bs, org.kBase, kStages,
-                                        m0, n0, tid, kThreads)))
-    return failure();
-  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0),
-                                  indexConst(b, loc, org.kTiles),
-                                  indexConst(b, loc, 1), accInit);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value kt = kLoop.getInductionVar();
-    SmallVector<Value> stageIdx; // leading index of the stage being computed
-    if (pipelined) {
-      // Tile kt + stages - 1 goes to the stage computed in iteration kt - 1
-      // (every warp passed that iteration's closing barrier); past the last
-      // tile the copies read nothing and zero-fill a stage nobody reads. Then
-      // wait until at most stages - 1 groups are pending: tile kt has landed.
-      FailureOr<Value> group = issueGroup(
-          arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1)));
-      if (failed(group))
-        return failure();
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, *group,
-                                       b.getI32IntegerAttr(kStages - 1));
-      stageIdx.push_back(
-          arith::RemUIOp::create(b, loc, kt, indexConst(b, loc, kStages)));
-    } else {
-      Value k0 = arith::MulIOp::create(b, loc, kt, indexConst(b, loc, kBK));
-      if (org.kBase)
-        k0 = arith::AddIOp::create(b, loc, k0, org.kBase);
-      if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
-          failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
-        return failure();
-    }
-    gpu::BarrierOp::create(b, loc);
-
-    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+  // One K tile: ldmatrix fragments from the staged tiles, mma.sync into the
+  // accumulators.
+  auto computeTile = [&](Value smemA, Value smemB,
+                         ValueRange accIn) -> SmallVector<Value> {
+    SmallVector<Value> acc(accIn);
     auto f32 = b.getF32Type();
     auto resultType =
         LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
@@ -1465,7 +1103,7 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
     for (int64_t ks = 0; ks < kBK / 16; ++ks) {
       Value kOff = indexConst(b, loc, ks * 16);
       // One ldmatrix: this lane's row (warpBase + laneRow + tileOffset) and
-      // column (laneCol + kOff) of `smem` in the current stage.
+      // column (laneCol + kOff) of the staged tile `smem`.
       auto ldmatrix = [&](Value smem, VectorType type, Value warpBase,
                           Value laneRow, Value laneCol, int64_t tileOffset,
                           int64_t tiles) {
@@ -1473,9 +1111,9 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
             b, loc, warpBase,
             arith::AddIOp::create(b, loc, laneRow,
                                   indexConst(b, loc, tileOffset)));
-        SmallVector<Value> idx(stageIdx);
-        idx.append({row, arith::AddIOp::create(b, loc, laneCol, kOff)});
-        return nvgpu::LdMatrixOp::create(b, loc, type, smem, idx,
+        Value col = arith::AddIOp::create(b, loc, laneCol, kOff);
+        return nvgpu::LdMatrixOp::create(b, loc, type, smem,
+                                         ValueRange{row, col},
                                          /*transpose=*/false, tiles)
             .getResult();
       };
@@ -1507,9 +1145,14 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
         }
       }
     }
-    gpu::BarrierOp::create(b, loc);
-    scf::YieldOp::create(b, loc, acc);
-  }
+    return acc;
+  };
+  // The staged epilogue reuses the buffers: no copy may be in flight after
+  // the mainloop (drain).
+  bool staged = sched::stagedEpilogue(s);
+  MainloopOp kLoop = createMainloop(
+      b, loc, c, s, m0, n0, org.kBase, indexConst(b, loc, org.kTiles), accInit,
+      {kBM, kBK + kPad}, {kBN, kBK + kPad}, std::nullopt, staged, computeTile);
 
   // Epilogue: lane l holds rows l/4 (+ 8) and columns 2 (l % 4) (+ 1) of each
   // 16 x 8 accumulator tile.
@@ -1521,18 +1164,14 @@ static FailureOr<LaunchConfig> buildMma(const Contraction &c,
       b, loc, arith::AddIOp::create(b, loc, m0, warpRow), groupRow);
   Value colBase = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
-  // A staged epilogue reuses the stages: every warp is past the K loop's
-  // closing barrier, and each thread's copies of stages past K must land
-  // before the tile overwrites them.
-  std::optional<StagedEpilogue> staged;
-  if (sched::stagedEpilogue(s))
-    staged = beginStagedEpilogue(b, loc, c, s, smem, 0,
-                                 /*waitForCopies=*/pipelined, m0, n0,
-                                 EpilogueThreads{tid, kThreads});
+  std::optional<StagedEpilogue> stagedTile;
+  if (staged)
+    stagedTile = beginStagedEpilogue(b, loc, c, s, smem, 0, m0, n0,
+                                     EpilogueThreads{tid, kThreads});
   // Registers r and r + 1 are adjacent columns: with vector_width >= 2 they
   // go out (or into the staged tile) as one store.
   emitEpilogue(b, loc, c, org, s.splitK, EpilogueThreads{tid, kThreads},
-               staged ? &*staged : nullptr, [&](OutputFn emit) {
+               stagedTile ? &*stagedTile : nullptr, [&](OutputFn emit) {
                  for (int64_t mi = 0; mi < kMI; ++mi)
                    for (int64_t ni = 0; ni < kNI; ++ni)
                      forEachAccumulatorOfQuad(
@@ -1570,185 +1209,14 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr) {
   return arith::OrIOp::create(b, loc, start, c(fixed));
 }
 
-namespace {
-/// The TMA ring of a wgmma kernel (copy = tma): one thread (thread 0) issues
-/// per stage a box copy of 128 bytes of K (64 16-bit or 32 f32 elements) x
-/// block_m rows of A and x block_n rows of B for every 128 bytes of block_k
-/// (cp.async.bulk.tensor through
-/// the tensor maps the runtime encodes, 128-byte swizzle, out-of-bounds
-/// elements read as zeros) and signals them on the stage's "full" mbarrier
-/// (arrival count 1 plus the stage's bytes); each warp arrives on the
-/// stage's "empty" mbarrier once its wgmma reading the stage have completed,
-/// and thread 0 waits for that before it refills the stage. Load number f
-/// (flattened over the block's tiles and K tiles) uses stage f % stages, the
-/// (f / stages)-th phase of both mbarriers (PTX ISA, mbarrier and
-/// cp.async.bulk.tensor).
-struct TmaRing {
-  Value mapA, mapB;   // generic pointers to the tensor maps
-  Value baseA, baseB; // i64 shared addresses of stage 0
-  Value barriers;     // i64 shared address of full[0]; empty[0] follows
-  Value leader, lane; // thread 0 (i1); the lane (index)
-  int64_t stages = 0, bytesA = 0, bytesB = 0, subTiles = 0, rowsA = 0,
-          rowsB = 0;
-  /// Rows of A's and B's boxes (sched::tmaBoxRows: rowsA / rowsB, or fewer
-  /// for an operand with fewer rows); each box lands at the start of its
-  /// sub-tile of rowsA / rowsB rows.
-  int64_t boxRowsA = 0, boxRowsB = 0;
-  /// Elements per 128-byte row of a sub-tile (a box's inner extent).
-  int64_t rowElements = 64;
-  /// The suspend-time hint of mbarrier.try_wait, ns.
-  static constexpr int64_t kSuspendHintNs = 10000000;
-
-  /// The i32 parity of phase f / stages (+ 1 with `previous`).
-  Value parity(OpBuilder &b, Location loc, Value f, bool previous) const {
-    Value phase = arith::DivUIOp::create(b, loc, f, indexConst(b, loc, stages));
-    if (previous)
-      phase = arith::AddIOp::create(b, loc, phase, indexConst(b, loc, 1));
-    Value bit = arith::RemUIOp::create(b, loc, phase, indexConst(b, loc, 2));
-    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bit);
-  }
-  /// The mbarrier of `stage` (index): full (which 0) or empty (which 1).
-  Value barrier(OpBuilder &b, Location loc, Value stage, int64_t which) const {
-    auto i64 = b.getI64Type();
-    Value idx = arith::AddIOp::create(b, loc, stage,
-                                      indexConst(b, loc, which * stages));
-    Value idx64 = arith::IndexCastUIOp::create(b, loc, i64, idx);
-    Value off = arith::MulIOp::create(
-        b, loc, idx64,
-        arith::ConstantIntOp::create(b, loc, i64, 8).getResult());
-    Value addr = arith::AddIOp::create(b, loc, barriers, off);
-    return LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
-  }
-  void wait(OpBuilder &b, Location loc, Value bar, Value parityBit) const {
-    Value ticks =
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), kSuspendHintNs);
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parityBit, ticks);
-  }
-
-  /// Thread 0 initializes the mbarriers ("empty" ones expect one arrival
-  /// per warp); everyone waits for it.
-  void init(OpBuilder &b, Location loc, int64_t warps) const {
-    auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
-      Value all = arith::ConstantIntOp::create(b, loc, b.getI32Type(), warps);
-      for (int64_t i = 0; i < stages; ++i) {
-        Value stage = indexConst(b, loc, i);
-        Value full = barrier(b, loc, stage, 0);
-        NVVM::MBarrierInitOp::create(b, loc, full, one, Value());
-        Value empty = barrier(b, loc, stage, 1);
-        NVVM::MBarrierInitOp::create(b, loc, empty, all, Value());
-      }
-      NVVM::FenceMbarrierInitOp::create(b, loc);
-    }
-    gpu::BarrierOp::create(b, loc);
-  }
-
-  /// Every thread waits until load `f` has landed.
-  void waitFull(OpBuilder &b, Location loc, Value f) const {
-    Value stage = arith::RemUIOp::create(b, loc, f, indexConst(b, loc, stages));
-    Value bar = barrier(b, loc, stage, 0);
-    wait(b, loc, bar, parity(b, loc, f, /*previous=*/false));
-  }
-
-  /// After wgmma.wait_group 1 at load f, the wgmma of load f - 1 are done:
-  /// lane 0 of each warp releases its stage (for f >= 1).
-  void release(OpBuilder &b, Location loc, Value f) const {
-    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, f,
-                                           indexConst(b, loc, 1));
-    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                        indexConst(b, loc, 0));
-    Value cond = arith::AndIOp::create(b, loc, notFirst, lane0);
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    Value prev = arith::SubIOp::create(b, loc, f, indexConst(b, loc, 1));
-    Value stage =
-        arith::RemUIOp::create(b, loc, prev, indexConst(b, loc, stages));
-    Value empty = barrier(b, loc, stage, 1);
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value(),
-                                   NVVM::MemScopeKindAttr());
-  }
-
-  /// The leader issues load `f` (index): the K elements from `kElem` of the
-  /// tiles at row m0 of A and row n0 of B, when `valid` (null: always).
-  /// With `mayReuse`, for f >= stages it first waits until load f - stages
-  /// has been released. `byLeader` false: the caller runs only on the
-  /// leader already.
-  void issue(OpBuilder &b, Location loc, Value f, Value m0, Value n0,
-             Value kElem, Value valid, bool mayReuse,
-             bool byLeader = true) const {
-    Value cond = byLeader ? leader : Value();
-    if (valid)
-      cond = cond ? arith::AndIOp::create(b, loc, cond, valid) : valid;
-    OpBuilder::InsertionGuard guard(b);
-    if (cond) {
-      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-    }
-    auto i32 = b.getI32Type();
-    auto i64 = b.getI64Type();
-    Value stage = arith::RemUIOp::create(b, loc, f, indexConst(b, loc, stages));
-    if (mayReuse) {
-      Value reuse = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, f,
-                                          indexConst(b, loc, stages));
-      auto waitIf = scf::IfOp::create(b, loc, reuse, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(waitIf.thenBlock());
-      Value empty = barrier(b, loc, stage, 1);
-      wait(b, loc, empty, parity(b, loc, f, /*previous=*/true));
-    }
-    Value full = barrier(b, loc, stage, 0);
-    Value tx = arith::ConstantIntOp::create(
-        b, loc, i32, subTiles * (boxRowsA + boxRowsB) * 128);
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, tx,
-                                           NVVM::MemScopeKindAttr(), BoolAttr(),
-                                           Value());
-    Value stage64 = arith::IndexCastUIOp::create(b, loc, i64, stage);
-    // The destination as a shared::cluster address (address space 7): a
-    // CTA's own shared::cta addresses are valid shared::cluster addresses of
-    // that CTA (PTX ISA, state spaces); the launch has no cluster.
-    auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
-    Value rowA = arith::IndexCastUIOp::create(b, loc, i32, m0);
-    Value rowB = arith::IndexCastUIOp::create(b, loc, i32, n0);
-    for (int64_t sub = 0; sub < subTiles; ++sub) {
-      Value k = arith::AddIOp::create(b, loc, kElem,
-                                      indexConst(b, loc, rowElements * sub));
-      Value k32 = arith::IndexCastUIOp::create(b, loc, i32, k);
-      for (int operand = 0; operand < 2; ++operand) {
-        int64_t stageBytes = operand ? bytesB : bytesA;
-        int64_t rows = operand ? rowsB : rowsA;
-        Value stageOff = arith::MulIOp::create(
-            b, loc, stage64,
-            arith::ConstantIntOp::create(b, loc, i64, stageBytes).getResult());
-        Value base =
-            arith::AddIOp::create(b, loc, operand ? baseB : baseA, stageOff);
-        Value addr = arith::AddIOp::create(
-            b, loc, base,
-            arith::ConstantIntOp::create(b, loc, i64, sub * rows * 128)
-                .getResult());
-        Value dst = LLVM::IntToPtrOp::create(b, loc, ptr7, addr);
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, dst, operand ? mapB : mapA,
-            ValueRange{k32, operand ? rowB : rowA}, full, ValueRange{}, Value(),
-            Value(), NVVM::TMALoadModeAttr(), BoolAttr(),
-            NVVM::CTAGroupKindAttr(), Value());
-      }
-    }
-  }
-};
-} // namespace
-
 /// wgmma m64nNk16 with f32 accumulation from two shared-memory descriptors;
 /// the schedule's warp tile is a warpgroup's (warp_m / 64 instructions along
 /// M, N = warp_n), its block tile (block_m / warp_m) x (block_n / warp_n)
-/// warpgroups. Operands are staged by cp.async into `stages` buffers of
-/// [block_m][64] and [block_n][64] elements in the 128-byte swizzled layout;
-/// each K step of 64 issues 4 x (warp_m / 64) wgmma per warpgroup, which run
-/// while the previous step's buffer is refilled.
+/// warpgroups. The mainloop's staged tiles are [block_k / 64][rows][64] in
+/// the 128-byte swizzled layout; each K step of 16 issues warp_m / 64
+/// wgmma per warpgroup (asynchronous: kopt-pipeline commits and waits for
+/// them). In a persistent grid the block loops over its tiles (bid, bid +
+/// grid, ...), a mainloop and an epilogue each.
 static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                                           gpu::GPUFuncOp func,
                                           const sched::MatmulSchedule &s,
@@ -1757,7 +1225,7 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                 kStages = s.stages, kWarpM = s.warpM, kWarpN = s.warpN;
   const int64_t kGroupsN = kBN / kWarpN, kMTiles = kWarpM / 64;
   // The warpgroups of the warp grid (with warp_specialize, the producer warp
-  // follows them: threads kThreads .. kThreads + 31).
+  // kopt-pipeline adds follows them: threads kThreads .. kThreads + 31).
   const int64_t kThreads = 32 * s.mathWarps();
   const bool kSpecialized = s.warpSpecialize;
   const int64_t kAccs = kWarpN / 2; // f32 per thread per m64 instruction
@@ -1769,21 +1237,20 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Type elt = cast<MemRefType>(c.memA.getType()).getElementType();
-  StageSpec a{c.memA, c.mapA, 0, kBM, kBK, c.M, c.K, Value(), true, true};
-  StageSpec bs{c.memB, c.mapB, 1, kBN, kBK, c.N, c.K, Value(), true, true};
   // 128-byte rows of 64 16-bit or 32 f32 (TF32) elements; each wgmma K step
   // reads 32 bytes of them (k16 for 16-bit operands, k8 for TF32).
   const int64_t kEltBytes = elt.getIntOrFloatBitWidth() / 8;
   const int64_t kRow = 128 / kEltBytes, kStep = 32 / kEltBytes;
+  // Shared memory: the mainloop's buffers (A's then B's, from byte 0), in a
+  // persistent grid the staged epilogue tile after them (else over them),
+  // TMA's mbarriers last.
   const int64_t bytesA = kStages * kBM * kBK * kEltBytes,
                 bytesB = kStages * kBN * kBK * kEltBytes;
   Value smem = dynamicSharedMemory(b, loc, func);
-  // Per stage, block_k / 64 sub-tiles of 128-byte rows (each 1024-byte
-  // aligned: rows are multiples of 8).
-  a.smem = sharedView(b, loc, smem, 0, {kStages, kBK / kRow, kBM, kRow}, elt);
-  bs.smem =
-      sharedView(b, loc, smem, bytesA, {kStages, kBK / kRow, kBN, kRow}, elt);
   cfg.dynamicSharedBytes = sched::sharedBytes(s, workloadOf(c));
+  std::optional<int64_t> barrierOffset;
+  if (s.copy == sched::CopyEngine::TMA)
+    barrierOffset = cfg.dynamicSharedBytes - sched::barrierSharedBytes(s);
 
   auto i64 = b.getI64Type();
   auto toI64 = [&](Value index) -> Value {
@@ -1792,10 +1259,6 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   auto cI64 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
-  Value baseA =
-      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, a.smem));
-  Value baseB =
-      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bs.smem));
 
   Value tid = threadIdX(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
@@ -1812,46 +1275,24 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
       arith::RemUIOp::create(b, loc, group, indexConst(b, loc, kGroupsN)),
       indexConst(b, loc, kWarpN));
   const EpilogueThreads epilogueThreads{tid, kThreads, !kSpecialized};
-  // copy = tma: the mbarriers follow everything else in shared memory.
-  std::optional<TmaRing> ring;
-  if (s.copy == sched::CopyEngine::TMA) {
-    TmaRing r;
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    r.mapA = LLVM::IntToPtrOp::create(b, loc, ptr, c.tensorMapA);
-    r.mapB = LLVM::IntToPtrOp::create(b, loc, ptr, c.tensorMapB);
-    r.baseA = baseA, r.baseB = baseB;
-    Value bars = sharedView(
-        b, loc, smem, cfg.dynamicSharedBytes - sched::barrierSharedBytes(s),
-        {2 * kStages}, i64);
-    r.barriers =
-        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bars));
-    // The thread that issues the copies: thread 0, or lane 0 of the
-    // producer warp.
-    r.leader =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                              indexConst(b, loc, kSpecialized ? kThreads : 0));
-    r.lane = lane;
-    r.stages = kStages, r.bytesA = bytesA / kStages,
-    r.bytesB = bytesB / kStages;
-    r.subTiles = kBK / kRow, r.rowsA = kBM, r.rowsB = kBN, r.rowElements = kRow;
-    r.boxRowsA = sched::tmaBoxRows(kBM, c.M);
-    r.boxRowsB = sched::tmaBoxRows(kBN, c.N);
-    r.init(b, loc, kThreads / 32);
-    ring = r;
-  }
   auto f32 = b.getF32Type();
   auto accType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(kAccs, f32));
-  // The wgmma of one K tile in stage `stage` (an i64): block_k / 16 K steps,
-  // warp_m / 64 instructions each, accumulating into `accIn`.
-  auto wgmmaStep = [&](Value stage, Value groupA, Value groupB,
-                       ValueRange accIn) -> SmallVector<Value> {
+  // The wgmma of one K tile staged in `tileA` / `tileB`: block_k / 16 K
+  // steps, warp_m / 64 instructions each, accumulating into `accIn`; the
+  // descriptors start at this warpgroup's rows (128 bytes per row).
+  auto computeTile = [&](Value tileA, Value tileB,
+                         ValueRange accIn) -> SmallVector<Value> {
+    Value rowBytesA = arith::MulIOp::create(b, loc, toI64(groupRow), cI64(128));
+    Value rowBytesB = arith::MulIOp::create(b, loc, toI64(groupCol), cI64(128));
     Value stageA = arith::AddIOp::create(
-        b, loc, groupA,
-        arith::MulIOp::create(b, loc, stage, cI64(bytesA / kStages)));
+        b, loc,
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tileA)),
+        rowBytesA);
     Value stageB = arith::AddIOp::create(
-        b, loc, groupB,
-        arith::MulIOp::create(b, loc, stage, cI64(bytesB / kStages)));
+        b, loc,
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tileB)),
+        rowBytesB);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     SmallVector<Value> acc(accIn);
     NVVM::WGMMATypes type = elt.isF16()    ? NVVM::WGMMATypes::f16
@@ -1902,14 +1343,13 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     Value colBase = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
     // A staged epilogue waits until no warp reads the tile's memory: the
-    // stages (each thread's copies past K land first) or, in a persistent
-    // grid, the previous tile's staged tile (the next tile's copies stay in
-    // flight).
+    // mainloop's buffers (drained) or, in a persistent grid, the previous
+    // tile's staged tile (the next tile's copies stay in flight).
     std::optional<StagedEpilogue> staged;
     if (sched::stagedEpilogue(s))
-      staged = beginStagedEpilogue(
-          b, loc, c, s, smem, s.persistent ? bytesA + bytesB : 0,
-          /*waitForCopies=*/!s.persistent, m0, n0, epilogueThreads);
+      staged = beginStagedEpilogue(b, loc, c, s, smem,
+                                   s.persistent ? bytesA + bytesB : 0, m0, n0,
+                                   epilogueThreads);
     emitEpilogue(b, loc, c, org, s.splitK, epilogueThreads,
                  staged ? &*staged : nullptr, [&](OutputFn emit) {
                    for (int64_t t = 0; t < kMTiles; ++t) {
@@ -1925,14 +1365,6 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                    }
                  });
   };
-  // Descriptor start addresses of this warpgroup's rows of A and B in stage
-  // 0: 128 bytes per row.
-  auto groupBases = [&]() -> std::pair<Value, Value> {
-    Value rowBytesA = arith::MulIOp::create(b, loc, toI64(groupRow), cI64(128));
-    Value rowBytesB = arith::MulIOp::create(b, loc, toI64(groupCol), cI64(128));
-    return {arith::AddIOp::create(b, loc, baseA, rowBytesA),
-            arith::AddIOp::create(b, loc, baseB, rowBytesB)};
-  };
   auto zeroAccumulators = [&]() {
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
     SmallVector<Value> accInit;
@@ -1944,85 +1376,20 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     }
     return accInit;
   };
-
-  // The top of the K loop at load f (flattened over the block's tiles): wait
-  // until its stage has landed. cp.async: this thread's copies of f, then
-  // everyone's (a barrier); they wrote shared memory through the generic
-  // proxy, wgmma reads it through the async proxy.
-  Value lastGroup;
-  auto waitForStage = [&](Value f) {
-    if (ring)
-      return ring->waitFull(b, loc, f);
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                     b.getI32IntegerAttr(kStages - 2));
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b, loc);
-  };
-  // After wgmma.wait_group 1 at load f: load f - 1's stage may be refilled
-  // once every warp is past this point (cp.async: a barrier; TMA: the warps
-  // arrive on its "empty" mbarrier).
-  auto releaseStage = [&](Value f) {
-    if (ring)
-      return ring->release(b, loc, f);
-    gpu::BarrierOp::create(b, loc);
-  };
-  // One K tile, load f (flattened): wait for its stage, issue its wgmma
-  // into `accIn`, wait until only they are pending, release load f - 1's
-  // stage. Returns the accumulators.
-  auto consume = [&](Value f, Value groupA, Value groupB,
-                     ValueRange accIn) -> SmallVector<Value> {
-    waitForStage(f);
-    Value stage =
-        toI64(arith::RemUIOp::create(b, loc, f, indexConst(b, loc, kStages)));
-    SmallVector<Value> acc = wgmmaStep(stage, groupA, groupB, accIn);
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    releaseStage(f);
-    return acc;
-  };
-  // Warp specialization: `produceLoads` builds what lane 0 of the producer
-  // warp (the ring's leader) runs, `runConsumers` what the warpgroups run;
-  // the kernel returns after both.
-  // The role is read from lane 0's warp index (shfl.sync.idx), which ptxas
-  // knows to be uniform across the warp: with a per-thread condition it
-  // assumes a divergent path and serializes the consumers' wgmma (C7520), as
-  // CUTLASS's canonical_warp_group_idx() avoids too.
-  auto specialize = [&](function_ref<void()> produceLoads,
-                        function_ref<void()> runConsumers) {
-    auto i32 = b.getI32Type();
-    Value warp32 = arith::IndexCastUIOp::create(b, loc, i32, warp);
-    Value uniformWarp =
-        gpu::ShuffleOp::create(b, loc, warp32, /*offset=*/0, /*width=*/32,
-                               gpu::ShuffleMode::IDX)
-            .getShuffleResult();
-    Value producer = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::uge, uniformWarp,
-        arith::ConstantIntOp::create(b, loc, i32, kThreads / 32));
-    auto roles = scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(roles.thenBlock());
-      auto leaderIf =
-          scf::IfOp::create(b, loc, ring->leader, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(leaderIf.thenBlock());
-      produceLoads();
-    }
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(roles.elseBlock());
-      runConsumers();
-    }
-    gpu::ReturnOp::create(b, loc);
+  // The mainloop of the tile at (m0, n0) from zero accumulators.
+  auto mainloop = [&](Value m0, Value n0, Value kBegin, int64_t kTiles) {
+    SmallVector<Value> zeros = zeroAccumulators();
+    return createMainloop(
+        b, loc, c, s, m0, n0, kBegin, indexConst(b, loc, kTiles), zeros,
+        {kBK / kRow, kBM, kRow}, {kBK / kRow, kBN, kRow}, barrierOffset,
+        /*drain=*/!s.persistent && sched::stagedEpilogue(s), computeTile);
   };
 
   if (s.persistent) {
     // Persistent grid: `persistentBlocks` blocks (all resident at once)
-    // walk the tiles bid, bid + grid, ... in rasterization order. Their K
-    // tiles form one stream, flattened index f = tile count * K tiles + kt,
-    // so the cp.async ring runs on across tiles: the next tile's first
-    // stages are in flight while this tile's last wgmma and its epilogue run.
+    // walk the tiles bid, bid + grid, ... in rasterization order
+    // (kopt-pipeline runs the loads of the next tile during this one's last
+    // K tiles and its epilogue).
     int64_t tilesM = llvm::divideCeil(c.M, kBM),
             tilesN = llvm::divideCeil(c.N, kBN);
     int64_t tiles = tilesM * tilesN, kTiles = llvm::divideCeil(c.K, kBK);
@@ -2037,194 +1404,17 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
                               arith::SubIOp::create(b, loc, idx(tiles), bid),
                               idx(grid - 1)),
         idx(grid));
-    Value total = arith::MulIOp::create(b, loc, myTiles, idx(kTiles));
-    auto [groupA, groupB] = groupBases();
-    SmallVector<Value> accInit =
-        kSpecialized ? SmallVector<Value>() : zeroAccumulators();
-    // A loop over the block's tiles, the builder inside it: the tile, its
-    // first flattened load and its origin.
-    struct TileIteration {
-      Value tile, f0, m0, n0;
-    };
-    auto beginTileLoop = [&]() -> TileIteration {
-      auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
-      b.setInsertionPointToStart(tileLoop.getBody());
-      Value tileIter = tileLoop.getInductionVar();
-      TileIteration it;
-      it.tile = arith::AddIOp::create(
-          b, loc, bid, arith::MulIOp::create(b, loc, tileIter, idx(grid)));
-      it.f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
-      std::tie(it.m0, it.n0) =
-          tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, it.tile);
-      return it;
-    };
-    if (kSpecialized) {
-      // The producer's lane 0 walks the block's tiles and their K tiles in
-      // the consumers' order, each load waiting only for its stage to be
-      // released; so it runs up to `stages` loads ahead, into the next tile
-      // while the consumers run this one's last wgmma and its epilogue.
-      specialize(
-          [&] {
-            TileIteration it = beginTileLoop();
-            auto kLoop =
-                scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1));
-            b.setInsertionPointToStart(kLoop.getBody());
-            Value kt = kLoop.getInductionVar();
-            Value f = arith::AddIOp::create(b, loc, it.f0, kt);
-            ring->issue(b, loc, f, it.m0, it.n0,
-                        arith::MulIOp::create(b, loc, kt, idx(kBK)),
-                        /*valid=*/Value(), /*mayReuse=*/true,
-                        /*byLeader=*/false);
-          },
-          [&] {
-            // Each tile's K loop from zero accumulators, then its epilogue.
-            TileIteration it = beginTileLoop();
-            // (Zeros defined inside the consumers' branch: defined before
-            // it, ptxas serializes the wgmma, C7520.)
-            SmallVector<Value> zeros = zeroAccumulators();
-            auto kLoop =
-                scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), zeros);
-            {
-              OpBuilder::InsertionGuard g2(b);
-              b.setInsertionPointToStart(kLoop.getBody());
-              Value f =
-                  arith::AddIOp::create(b, loc, it.f0, kLoop.getInductionVar());
-              scf::YieldOp::create(
-                  b, loc,
-                  consume(f, groupA, groupB, kLoop.getRegionIterArgs()));
-            }
-            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-            TileOrigin org;
-            org.m0 = it.m0, org.n0 = it.n0, org.tile = it.tile;
-            storeTile(it.m0, it.n0, org,
-                      [&](int64_t t) { return kLoop.getResult(t); });
-          });
-      return cfg;
-    }
-    // Tile number and K tile of flattened index f.
-    auto split = [&](Value f) -> std::pair<Value, Value> {
-      Value q = arith::DivUIOp::create(b, loc, f, idx(kTiles));
-      Value tile = arith::AddIOp::create(
-          b, loc, bid, arith::MulIOp::create(b, loc, q, idx(grid)));
-      return {tile, arith::RemUIOp::create(b, loc, f, idx(kTiles))};
-    };
-    // The copies of K tile `kTile` of the tile at (tm0, tn0) into `stage`,
-    // flattened index `ahead`; kTile = kTiles (past the block's last tile)
-    // reads nothing (cp.async: k beyond K, filling a stage nobody reads;
-    // TMA: no copy). Returns the cp.async group (null for TMA).
-    auto issueCopies = [&](Value stage, Value tm0, Value tn0, Value kTile,
-                           Value ahead) -> FailureOr<Value> {
-      Value kBase = arith::MulIOp::create(b, loc, kTile, idx(kBK));
-      if (ring) {
-        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            kTile, idx(kTiles));
-        ring->issue(b, loc, ahead, tm0, tn0, kBase, valid, /*mayReuse=*/true);
-        return Value();
-      }
-      return issueCopyGroup(b, loc, mm, a, bs, stage, kBase, tm0, tn0, tid,
-                            kThreads);
-    };
-    // Any flattened index (integer divisions by a dynamic group size in the
-    // rasterization: the prologue, and the main loop only when a tile has
-    // fewer K tiles than the ring has stages in flight).
-    auto issueFlat = [&](Value f) -> FailureOr<Value> {
-      auto [tile, kt] = split(f);
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f, total);
-      Value kTile = arith::SelectOp::create(b, loc, inside, kt, idx(kTiles));
-      auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
-      return issueCopies(arith::RemUIOp::create(b, loc, f, idx(kStages)), tm0,
-                         tn0, kTile, f);
-    };
-    for (int64_t i = 0; i + 1 < kStages; ++i) {
-      FailureOr<Value> g = issueFlat(idx(i));
-      if (failed(g))
-        return failure();
-      lastGroup = *g;
-    }
-    // Tiles of the block (outer loop), K tiles of a tile (inner loop, from
-    // zero accumulators: a tile's wgmma all completed in the previous
-    // epilogue, so no register the tensor cores still use is rewritten).
     auto tileLoop = scf::ForOp::create(b, loc, idx(0), myTiles, idx(1));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(tileLoop.getBody());
-      Value tileIter = tileLoop.getInductionVar();
-      Value tile = arith::AddIOp::create(
-          b, loc, bid, arith::MulIOp::create(b, loc, tileIter, idx(grid)));
-      Value f0 = arith::MulIOp::create(b, loc, tileIter, idx(kTiles));
-      // This tile's origin and the next one's (the copies run ahead into
-      // it), computed once per tile.
-      auto [tm0, tn0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
-      Value nextTile = arith::AddIOp::create(b, loc, tile, idx(grid));
-      auto [nm0, nn0] =
-          tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, nextTile);
-      Value hasNext = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult,
-          arith::AddIOp::create(b, loc, tileIter, idx(1)), myTiles);
-      // One K loop over [lo, hi) of the tile's K tiles; `refill(kt, ahead)`
-      // issues the copies of flattened K tile `ahead`.
-      auto kRange = [&](int64_t lo, int64_t hi, ValueRange accIn,
-                        function_ref<LogicalResult(Value, Value)> refill)
-          -> FailureOr<scf::ForOp> {
-        auto loop = scf::ForOp::create(b, loc, idx(lo), idx(hi), idx(1), accIn);
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(loop.getBody());
-        Value kt = loop.getInductionVar();
-        Value f = arith::AddIOp::create(b, loc, f0, kt);
-        SmallVector<Value> acc =
-            consume(f, groupA, groupB, loop.getRegionIterArgs());
-        if (failed(
-                refill(kt, arith::AddIOp::create(b, loc, f, idx(kStages - 1)))))
-          return failure();
-        scf::YieldOp::create(b, loc, acc);
-        return loop;
-      };
-      auto stageOf = [&](Value ahead) {
-        return arith::RemUIOp::create(b, loc, ahead, idx(kStages));
-      };
-      scf::ForOp kLoop;
-      if (kStages - 1 <= kTiles) {
-        // Two phases, so that each copy target is loop-invariant (its
-        // address arithmetic hoisted like the non-persistent loop's): K
-        // tiles kt + stages - 1 of this tile, then the next tile's first
-        // stages - 1 (past the block's last tile: nothing, k beyond K).
-        int64_t cut = kTiles - (kStages - 1);
-        FailureOr<scf::ForOp> own =
-            kRange(0, cut, accInit, [&](Value kt, Value ahead) {
-              return issueCopies(
-                  stageOf(ahead), tm0, tn0,
-                  arith::AddIOp::create(b, loc, kt, idx(kStages - 1)), ahead);
-            });
-        if (failed(own))
-          return failure();
-        FailureOr<scf::ForOp> next =
-            kRange(cut, kTiles, own->getResults(), [&](Value kt, Value ahead) {
-              Value nextKt = arith::SelectOp::create(
-                  b, loc, hasNext, arith::SubIOp::create(b, loc, kt, idx(cut)),
-                  idx(kTiles));
-              return issueCopies(stageOf(ahead), nm0, nn0, nextKt, ahead);
-            });
-        if (failed(next))
-          return failure();
-        kLoop = *next;
-      } else {
-        FailureOr<scf::ForOp> all =
-            kRange(0, kTiles, accInit, [&](Value, Value ahead) {
-              return LogicalResult(issueFlat(ahead));
-            });
-        if (failed(all))
-          return failure();
-        kLoop = *all;
-      }
-      // The tile's epilogue, from registers, while the next tile's first
-      // stages are in flight.
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-      TileOrigin org;
-      org.m0 = tm0, org.n0 = tn0, org.tile = tile;
-      storeTile(tm0, tn0, org, [&](int64_t t) { return kLoop.getResult(t); });
-    }
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    b.setInsertionPointToStart(tileLoop.getBody());
+    Value tile = arith::AddIOp::create(
+        b, loc, bid,
+        arith::MulIOp::create(b, loc, tileLoop.getInductionVar(), idx(grid)));
+    auto [m0, n0] = tileCoordinates(b, loc, c, kBM, kBN, s.swizzle, tile);
+    MainloopOp kLoop = mainloop(m0, n0, Value(), kTiles);
+    TileOrigin org;
+    org.m0 = m0, org.n0 = n0, org.tile = tile;
+    storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
+    b.setInsertionPointAfter(tileLoop);
     gpu::ReturnOp::create(b, loc);
     return cfg;
   }
@@ -2234,110 +1424,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   if (failed(origin))
     return failure();
   const TileOrigin &org = *origin;
-  Value m0 = org.m0, n0 = org.n0;
-  auto [groupA, groupB] = groupBases();
-  SmallVector<Value> accInit =
-      kSpecialized ? SmallVector<Value>() : zeroAccumulators();
-
-  auto issueGroup = [&](Value kTile) {
-    return issueStage(b, loc, mm, a, bs, kTile, org.kBase, kStages, m0, n0, tid,
-                      kThreads);
-  };
-  // The block's K tiles: org.kTiles, except that with TMA and split-K only
-  // those starting inside K (a split's last tiles may lie past K; TMA copies
-  // none of them rather than boxes wholly out of bounds).
-  Value kCount = indexConst(b, loc, org.kTiles);
-  if (ring && s.splitK > 1) {
-    Value rest =
-        arith::SubIOp::create(b, loc, indexConst(b, loc, c.K), org.kBase);
-    Value restUp =
-        arith::AddIOp::create(b, loc, rest, indexConst(b, loc, kBK - 1));
-    Value restTiles =
-        arith::DivUIOp::create(b, loc, restUp, indexConst(b, loc, kBK));
-    kCount = arith::MinUIOp::create(b, loc, restTiles, kCount);
-  }
-  // The first K element of K tile `kTile`.
-  auto kElemOf = [&](Value kTile) -> Value {
-    Value e = arith::MulIOp::create(b, loc, kTile, indexConst(b, loc, kBK));
-    return org.kBase ? arith::AddIOp::create(b, loc, e, org.kBase) : e;
-  };
-  if (kSpecialized) {
-    // The producer's lane 0 issues every load, each after its stage is
-    // released; the consumers wait for the loads, compute and store.
-    specialize(
-        [&] {
-          auto loads = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
-                                          indexConst(b, loc, 1));
-          b.setInsertionPointToStart(loads.getBody());
-          Value f = loads.getInductionVar();
-          ring->issue(b, loc, f, m0, n0, kElemOf(f), /*valid=*/Value(),
-                      /*mayReuse=*/true, /*byLeader=*/false);
-        },
-        [&] {
-          // Zero accumulators defined inside the consumers' branch: defined
-          // before it, ptxas serializes the wgmma (C7520, a compiler-
-          // inserted warpgroup.arrive in a divergent path).
-          SmallVector<Value> zeros = zeroAccumulators();
-          auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
-                                          indexConst(b, loc, 1), zeros);
-          {
-            OpBuilder::InsertionGuard g2(b);
-            b.setInsertionPointToStart(kLoop.getBody());
-            scf::YieldOp::create(b, loc,
-                                 consume(kLoop.getInductionVar(), groupA,
-                                         groupB, kLoop.getRegionIterArgs()));
-          }
-          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-          storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
-        });
-    return cfg;
-  }
-  if (ring) {
-    for (int64_t i = 0; i + 1 < kStages && i < org.kTiles; ++i) {
-      Value f = indexConst(b, loc, i);
-      Value valid;
-      if (s.splitK > 1)
-        valid =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f, kCount);
-      ring->issue(b, loc, f, m0, n0, kElemOf(f), valid, /*mayReuse=*/false);
-    }
-  } else {
-    FailureOr<Value> prologue = issuePrologue(b, loc, mm, a, bs, org.kBase,
-                                              kStages, m0, n0, tid, kThreads);
-    if (failed(prologue))
-      return failure();
-    lastGroup = *prologue;
-  }
-
-  // Iteration kt: wait for tile kt's copies, issue its wgmma, wait until
-  // only they are pending (tile kt - 1's are done in every warpgroup once all
-  // pass the barrier, or have arrived on its mbarrier), then refill tile
-  // kt - 1's stage with tile kt + stages - 1. The wgmma of tile kt overlap
-  // that and the copy issue.
-  auto kLoop = scf::ForOp::create(b, loc, indexConst(b, loc, 0), kCount,
-                                  indexConst(b, loc, 1), accInit);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value kt = kLoop.getInductionVar();
-    SmallVector<Value> acc =
-        consume(kt, groupA, groupB, kLoop.getRegionIterArgs());
-    // Past the last tile cp.async reads nothing and zero-fills a stage
-    // nobody reads; TMA copies nothing.
-    Value ahead =
-        arith::AddIOp::create(b, loc, kt, indexConst(b, loc, kStages - 1));
-    if (ring) {
-      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          ahead, kCount);
-      ring->issue(b, loc, ahead, m0, n0, kElemOf(ahead), valid,
-                  /*mayReuse=*/true);
-    } else if (failed(issueGroup(ahead))) {
-      return failure();
-    }
-    scf::YieldOp::create(b, loc, acc);
-  }
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
+  MainloopOp kLoop = mainloop(org.m0, org.n0, org.kBase, org.kTiles);
+  storeTile(org.m0, org.n0, org, [&](int64_t t) { return kLoop.getResult(t); });
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }

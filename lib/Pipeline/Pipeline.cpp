@@ -61,6 +61,7 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   KoptLowerToGPUOptions lower;
   lower.chip = opts.chip;
   pm.addPass(createKoptLowerToGPU(lower));
+  pm.addPass(createKoptPipeline());
   // Device code: the upstream NVVM lowering, bare pointers for static memrefs
   // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md).
   std::string pipeline;

@@ -3,18 +3,18 @@
 // epilogue stores (vector_width = 2), SIMT tiles for ffma, and the dynamic shared
 // memory the launch passes.
 
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=STAGES3
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=FFMA
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=STAGES3
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=FFMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=WGMMA
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.wgmma.ptx" --kopt-schedule=%S/Inputs/schedule-wgmma-ok.json -o /dev/null
 // RUN: FileCheck %s --check-prefix=WGMMAPTX < %t.wgmma.ptx
 // RUN: %ptxas -arch=sm_90a %t.wgmma.ptx -o %t.wgmma.cubin
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-partial.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=PARTIAL
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-stages2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=FFMA2
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-partial.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=PARTIAL
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-stages2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=FFMA2
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ffma2.ptx" --kopt-schedule=%S/Inputs/schedule-ffma-stages2.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t.ffma2.ptx -o %t.ffma2.cubin
 // The IR after each stage parses again.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | kopt-opt -split-input-file -o /dev/null
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
 
 // 64 x 128 block tiles of 4 warps (2 x 2 warps of 32 x 64), K step 64, three
 // stages: [3][64][72] and [3][128][72] bf16 tiles, 82944 bytes of dynamic shared
@@ -26,14 +26,15 @@
 // STAGES3-SAME:      dynamic_shared_memory_size %c82944_i32
 // STAGES3-SAME:      kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 128, block_k = 64, warp_m = 32, warp_n = 64, stages = 3, split_k = 1, swizzle = 4, vector_width = 2, persistent = false>
 // STAGES3:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem
-// STAGES3:         memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<3x64x72xbf16, 3>
-// STAGES3:         memref.view %[[SMEM]][%c27648{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<3x128x72xbf16, 3>
 // Grouped rasterization: groups of 4 tile rows (of 16), fewer in the last group.
 // STAGES3:         %[[TILE:.*]] = gpu.block_id x
 // STAGES3:         %[[GROUP:.*]] = arith.divui %[[TILE]], %c32{{(_[0-9]+)?}}
 // STAGES3:         %[[FIRST:.*]] = arith.muli %[[GROUP]], %c4{{(_[0-9]+)?}}
 // STAGES3:         %[[LEFT:.*]] = arith.subi %c16{{(_[0-9]+)?}}, %[[FIRST]]
 // STAGES3:         arith.minsi %[[LEFT]], %c4{{(_[0-9]+)?}}
+// kopt-pipeline's ring of 3 stages per operand (after the tile origin).
+// STAGES3:         memref.view %{{[0-9a-z_]+}}[%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<3x64x72xbf16, 3>
+// STAGES3:         memref.view %{{[0-9a-z_]+}}[%c27648{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<3x128x72xbf16, 3>
 // Prologue: two groups (tiles 0 and 1) in flight.
 // STAGES3:         nvgpu.device_async_create_group
 // STAGES3:         nvgpu.device_async_create_group
@@ -44,7 +45,9 @@
 // STAGES3:           nvgpu.device_async_create_group
 // STAGES3-NEXT:      nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
 // STAGES3:           gpu.barrier
-// STAGES3:           nvgpu.ldmatrix {{.*}} : memref<3x64x72xbf16, 3> -> vector<4x2xbf16>
+// The body reads stage kt % 3 through views of it.
+// STAGES3:           memref.view %{{.*}}[%{{.*}}][] : memref<0xi8, 3> to memref<64x72xbf16, 3>
+// STAGES3:           nvgpu.ldmatrix {{.*}} : memref<64x72xbf16, 3> -> vector<4x2xbf16>
 // 2 x 8 mma tiles per warp, 4 K steps of 16 per tile.
 // STAGES3-COUNT-64:  nvvm.mma.sync
 // STAGES3-NOT:       nvvm.mma.sync
@@ -125,13 +128,15 @@
 // WGMMA-SAME:      dynamic_shared_memory_size %c196608_i32
 // WGMMA:         memref.view {{.*}} to memref<4x1x128x64xbf16, 3>
 // WGMMA:         memref.view {{.*}} to memref<4x1x256x64xbf16, 3>
-// WGMMA:         memref.extract_aligned_pointer_as_index
 // Chunk c of row r goes to chunk c ^ (r % 8).
 // WGMMA:         arith.xori
 // WGMMA:         scf.for
 // WGMMA:           nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
 // WGMMA-NEXT:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // WGMMA-NEXT:      gpu.barrier
+// The descriptors start at the stage's views.
+// WGMMA:           memref.view {{.*}} to memref<1x128x64xbf16, 3>
+// WGMMA:           memref.extract_aligned_pointer_as_index
 // WGMMA:           nvvm.wgmma.fence.aligned
 // WGMMA:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // WGMMA-COUNT-3:   nvvm.wgmma.mma_async

@@ -6,9 +6,9 @@
 // a gpu-scope fence, a barrier, thread 0's atomic add to the tile's counter,
 // barrier.red.or to tell every thread whether the block is the tile's last,
 // and in the last block the S partials added in split order.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
 // Without wgmma (sm_90), the default is mma_sync:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" | FileCheck %s --check-prefix=MMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" --kopt-pipeline | FileCheck %s --check-prefix=MMA
 // The default heuristic splits K for f32 decode with 8 < M <= 64 (M <= 8 is gemv,
 // lower-to-gpu-gemv.mlir) (16 x 64 SIMT tiles, up to 16
 // splits), for long K on small wgmma grids (64 x 64 tiles, 2 splits), and for

@@ -4,14 +4,14 @@
 // pairs into a block_m x (block_n + 8) tile of C's type in shared memory, then,
 // after a barrier, every thread stores vector_width-element chunks of the tile's
 // rows, consecutive threads consecutive chunks, masked at the bounds.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
 // mma_sync (sm_90: no wgmma) stages the same way:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" | FileCheck %s --check-prefix=MMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" --kopt-pipeline | FileCheck %s --check-prefix=MMA
 // A persistent grid keeps the tile after the stages (the next tile's copies are
 // in flight), and waits for no copy:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=PERSISTENT
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=PERSISTENT
 // Split-K: the tile's last block stages the sums of the partials:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-split-k2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=SPLIT
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-split-k2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
 // PTX that ptxas accepts, and the manifest's shared memory:
 // RUN: rm -f %t.ptx %t.json %t-p.ptx %t-p.json %t-s.ptx
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" --kopt-schedule=%S/Inputs/schedule-vw8.json -o /dev/null
@@ -26,7 +26,7 @@
 // RUN: rm -f %t-f.ptx
 // RUN: kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-to-ptx="output=%t-f.ptx" --kopt-schedule=%S/Inputs/schedule-vw4.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t-f.ptx -o %t-f.cubin
-// RUN: kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=F32
+// RUN: kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=F32
 // RUN: not kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-to-ptx="output=%t-bad.ptx" --kopt-schedule=%S/Inputs/schedule-vw8.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE
 
 // 128 x 256 wgmma tiles, 4 stages (196608 bytes); the 128 x 264 bf16 tile
@@ -37,8 +37,10 @@
 // CHECK:         scf.for
 // CHECK:           nvvm.wgmma.mma_async
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
+// kopt-pipeline drains the copies (the mainloop's `drain`), the epilogue's barrier
+// follows.
 // CHECK:         nvvm.cp.async.wait.group 0
-// CHECK-NEXT:    gpu.barrier
+// CHECK:         gpu.barrier
 // CHECK:         %[[TILE:.*]] = memref.view %{{.*}}[%{{c0[_0-9]*}}][] : memref<0xi8, 3> to memref<128x264xbf16, 3>
 // CHECK:         arith.truncf %{{.*}} : f32 to bf16
 // CHECK:         vector.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x264xbf16, 3>, vector<2xbf16>
@@ -57,7 +59,7 @@
 // MMA:         gpu.func @matmul_0(
 // MMA:           nvvm.mma.sync
 // MMA:           nvvm.cp.async.wait.group 0
-// MMA-NEXT:      gpu.barrier
+// MMA:           gpu.barrier
 // MMA:           %[[TILE:.*]] = memref.view %{{.*}}[%{{c0[_0-9]*}}][] : memref<0xi8, 3> to memref<128x136xbf16, 3>
 // MMA:           vector.store %{{.*}}, %[[TILE]]{{.*}} : memref<128x136xbf16, 3>, vector<2xbf16>
 // MMA:           gpu.barrier

@@ -1,9 +1,9 @@
 // kopt-lower-to-gpu: the host function in destination-passing style, the
 // gpu.module @kopt_kernels with one gpu.func per kopt.kernel, and the launches.
 // (Diagnostics: lower-to-gpu-invalid.mlir.)
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
 // The output verifies and re-parses.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu | kopt-opt -split-input-file -o /dev/null
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
 
 // Index constants print as %c<value> or %c<value>_<n>; {{C}}-style patterns below
 // match either.
@@ -321,8 +321,8 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 160, 1, 1>}
 // CHECK:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem : memref<0xi8, 3>
-// CHECK:         %[[SA:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x64x64xbf16, 3>
-// CHECK:         %[[SB:.*]] = memref.view %[[SMEM]][%c81920{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x32x64xbf16, 3>
+// CHECK:         %[[SA:.*]] = memref.view %{{[0-9a-z_]+}}[%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x64x64xbf16, 3>
+// CHECK:         %[[SB:.*]] = memref.view %{{[0-9a-z_]+}}[%c81920{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<5x2x32x64xbf16, 3>
 // The producer issues the 32 loads (two K sub-tiles each).
 // CHECK:         scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c32{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} {
 // CHECK-COUNT-4:   nvvm.cp.async.bulk.tensor.shared.cluster.global
@@ -338,7 +338,7 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // Epilogue (staged, vector_width 8: lower-to-gpu-staged-epilogue.mlir): round
 // to bf16, 8 paired stores per thread into the 64 x 40 shared tile, then 16-byte
 // row chunks to C inside the bounds; the barriers count the 128 consumer threads.
-// CHECK:         %[[T:.*]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<64x40xbf16, 3>
+// CHECK:         %[[T:.*]] = memref.view %{{[0-9a-z_]+}}[%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<64x40xbf16, 3>
 // CHECK:         arith.truncf %{{.*}} : f32 to bf16
 // CHECK:         arith.truncf %{{.*}} : f32 to bf16
 // CHECK:         vector.from_elements

@@ -90,6 +90,14 @@ mlir::FailureOr<LaunchConfig> buildMatmulKernel(KernelOp kernel,
                                                 mlir::gpu::GPUFuncOp func,
                                                 const schedule::Target &target);
 
+/// kopt-pipeline's expansion of one kopt.mainloop (lib/KernelBuilders/
+/// Mainloop.cpp): replaces it with the K loop that stages its operand tiles
+/// as its schedule says (synchronous loads, a cp.async or TMA ring of
+/// `stages` buffers, a producer warp, a ring across a persistent block's
+/// tiles) and runs its body once per K tile. Fails with a diagnostic at the
+/// op when it is not expandable (docs/compiler.md, kopt-pipeline).
+mlir::LogicalResult expandMainloop(MainloopOp op);
+
 } // namespace kopt
 
 #endif // KOPT_TRANSFORMS_KERNELBUILDERS_H

@@ -511,7 +511,7 @@ func.func @kernel_uses_value_from_above(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @yield_outside_kernel(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'kopt.yield' op expects parent op 'kopt.kernel'}}
+  // expected-error @+1 {{'kopt.yield' op expects parent op to be one of 'kopt.kernel, kopt.mainloop'}}
   kopt.yield %x : tensor<4xf32>
 }
 

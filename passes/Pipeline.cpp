@@ -1,0 +1,31 @@
+//===- Pipeline.cpp - kopt-pipeline ---------------------------------------===//
+//
+// Expands each kopt.mainloop into its software-pipelined K loop
+// (kopt::expandMainloop, lib/KernelBuilders/Mainloop.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kopt/Transforms/KernelBuilders.h"
+#include "kopt/Transforms/Passes.h"
+
+namespace kopt {
+#define GEN_PASS_DEF_KOPTPIPELINE
+#include "kopt/Transforms/Passes.h.inc"
+} // namespace kopt
+
+using namespace mlir;
+using namespace kopt;
+
+namespace {
+struct KoptPipelinePass
+    : public kopt::impl::KoptPipelineBase<KoptPipelinePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<MainloopOp> loops;
+    getOperation().walk([&](MainloopOp op) { loops.push_back(op); });
+    for (MainloopOp op : loops)
+      if (failed(expandMainloop(op)))
+        return signalPassFailure();
+  }
+};
+} // namespace
