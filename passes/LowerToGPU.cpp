@@ -3,9 +3,9 @@
 // Host side: every function over tensors becomes a function over memrefs in
 // destination-passing style, `(inputs..., outputs...) -> ()`, whose body
 // launches one kernel per kopt.kernel and allocates the intermediate buffers.
-// Device side: each kopt.kernel becomes a gpu.func in `gpu.module
-// @kopt_kernels`, built by the kernel builder of its class
-// (include/kopt/Transforms/KernelBuilders.h).
+// Device side: each kopt.kernel moves into a gpu.func of `gpu.module
+// @kopt_kernels` (its inputs as tensors of the func's memref parameters),
+// which kopt-tile then builds (passes/Tile.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "kopt/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace kopt {
@@ -34,13 +35,11 @@ struct KoptLowerToGPUPass
     : public kopt::impl::KoptLowerToGPUBase<KoptLowerToGPUPass> {
   using Base::Base;
   void runOnOperation() override;
-  LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
-                              const schedule::Target &target);
+  LogicalResult lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule);
 };
 
-LogicalResult
-KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
-                                  const schedule::Target &target) {
+LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
+                                                gpu::GPUModuleOp gpuModule) {
   if (func.isExternal())
     return success();
   if (!func.getBody().hasOneBlock())
@@ -146,7 +145,8 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
       operands.push_back(mem);
     }
 
-    // The device function.
+    // The device function: the kernel's inputs as tensors of its memref
+    // parameters and the kernel itself, for kopt-tile to build.
     OpBuilder gb = OpBuilder::atBlockEnd(gpuModule.getBody());
     SmallVector<Type> params = llvm::map_to_vector(
         operands, [](Value v) -> Type { return v.getType(); });
@@ -155,48 +155,23 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
                                gb.getFunctionType(params, {}));
     gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                      gb.getUnitAttr());
-    FailureOr<LaunchConfig> cfg = buildKernel(kernel, *kind, gpuFunc, target);
-    if (failed(cfg))
-      return failure();
-    // A workspace (split-K), the kernel's last parameter: allocated per
-    // launch here; the runtime zero-fills it before first use (the manifest
-    // marks it).
-    if (cfg->workspaceElements > 0) {
-      auto alloc = memref::AllocOp::create(
-          b, kernel.getLoc(),
-          MemRefType::get({cfg->workspaceElements}, b.getF32Type()));
-      alloc->setAttr("kopt.workspace", b.getUnitAttr());
-      allocs.push_back(alloc);
-      operands.push_back(alloc);
-    }
-    // Tensor maps (copy = tma), the last parameters: the runtime encodes
-    // each from the tensor the attribute names; the host value is a
-    // placeholder the manifest replaces with its `tensor_maps` entry.
-    for (const TensorMapParam &m : cfg->tensorMaps) {
-      auto map =
-          arith::ConstantIntOp::create(b, kernel.getLoc(), b.getI64Type(), 0);
-      map->setAttr("kopt.tensor_map",
-                   b.getDictionaryAttr(
-                       {b.getNamedAttr("tensor", b.getI64IntegerAttr(m.tensor)),
-                        b.getNamedAttr("box", b.getDenseI64ArrayAttr(m.box)),
-                        b.getNamedAttr("swizzle",
-                                       b.getI64IntegerAttr(m.swizzleBytes))}));
-      operands.push_back(map);
-    }
-    gpuFunc.setKnownBlockSizeAttr(
-        gb.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->block[0]),
-                                 static_cast<int32_t>(cfg->block[1]),
-                                 static_cast<int32_t>(cfg->block[2])}));
+    gb.setInsertionPointToStart(&gpuFunc.front());
+    IRMapping mapping;
+    for (auto [in, param] :
+         llvm::zip(kernel.getInputs(), gpuFunc.getArguments()))
+      mapping.map(in, UnrealizedConversionCastOp::create(gb, kernel.getLoc(),
+                                                         in.getType(), param)
+                          .getResult(0));
+    gb.clone(*kernel, mapping);
+    gpu::ReturnOp::create(gb, kernel.getLoc());
 
-    // The launch.
+    // The launch; kopt-tile sets its grid, block and shared memory and adds
+    // the kernel's workspace and tensor maps.
     Location loc = kernel.getLoc();
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    gpu::KernelDim3 grid{c(cfg->grid[0]), c(cfg->grid[1]), c(cfg->grid[2])};
-    gpu::KernelDim3 block{c(cfg->block[0]), c(cfg->block[1]), c(cfg->block[2])};
-    Value shared =
-        arith::ConstantIntOp::create(b, loc, cfg->dynamicSharedBytes, 32);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    gpu::KernelDim3 grid{one, one, one};
+    gpu::KernelDim3 block{one, one, one};
+    Value shared = arith::ConstantIntOp::create(b, loc, 0, 32);
     auto launch = gpu::LaunchFuncOp::create(b, loc, gpuFunc, grid, block,
                                             shared, operands);
     launch->setAttr("kopt.num_inputs",
@@ -206,8 +181,6 @@ KoptLowerToGPUPass::lowerFunction(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     launch->setAttr("kopt.class", b.getStringAttr(stringifyKernelClass(*kind)));
     if (DictionaryAttr source = kernel.getSourceAttr())
       launch->setAttr("kopt.source", source);
-    if (ScheduleAttr schedule = kernel.getScheduleAttr())
-      launch->setAttr("kopt.schedule", schedule);
   }
   for (Value mem : allocs)
     memref::DeallocOp::create(b, func.getLoc(), mem);
@@ -226,19 +199,12 @@ void KoptLowerToGPUPass::runOnOperation() {
       funcs.push_back(f);
   if (funcs.empty())
     return;
-  std::optional<schedule::Target> target = schedule::Target::forChip(chip);
-  if (!target) {
-    emitError(module.getLoc(), "kopt-lower-to-gpu: unknown chip '")
-        << chip << "'";
-    return signalPassFailure();
-  }
-
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kopt_kernels");
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   b.getUnitAttr());
   for (func::FuncOp f : funcs)
-    if (failed(lowerFunction(f, gpuModule, *target)))
+    if (failed(lowerFunction(f, gpuModule)))
       return signalPassFailure();
 }
 

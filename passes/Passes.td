@@ -101,17 +101,39 @@ def KoptLowerToLinalg : Pass<"kopt-lower-to-linalg"> {
 }
 
 def KoptLowerToGPU : Pass<"kopt-lower-to-gpu", "mlir::ModuleOp"> {
-  let summary = "Turn each kopt.kernel into a GPU kernel and its launch";
+  let summary = "Outline each kopt.kernel into a gpu.func and launch it";
   let description = [{
     Rewrites each function over tensors into a host function over memrefs in
-    destination-passing style (inputs, then one output buffer per result) and each
-    `kopt.kernel` (holding linalg on tensors) into a `gpu.func` in the
-    `gpu.module @kopt_kernels`, built by the kernel builder of its class
-    (elementwise, row or matmul), plus a `gpu.launch_func`. Intermediate tensors
-    become `memref.alloc` buffers. The launch carries `kopt.source` for the
-    manifest. Matmul kernels are built as their `schedule` attribute says
-    (the default heuristic's when there is none), after checking it against
-    the contraction and the limits of `chip`.
+    destination-passing style (inputs, then one output buffer per result) that
+    launches one `gpu.func` of `gpu.module @kopt_kernels` per `kopt.kernel`
+    (`gpu.launch_func`); intermediate tensors become `memref.alloc` buffers.
+    The gpu.func takes the kernel's memrefs (inputs, then results) and holds
+    the kernel itself, its inputs cast from the parameters
+    (`builtin.unrealized_conversion_cast`), for `kopt-tile` to build; the
+    launch's grid, block and shared memory are placeholders (1, 1, 0) until
+    then. The launch carries the kernel's class, its source op
+    (`kopt.source`) and its operand counts for the manifest.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
+def KoptTile : Pass<"kopt-tile", "mlir::ModuleOp"> {
+  let summary = "Build each outlined kernel's tiled body as its class and schedule say";
+  let description = [{
+    For each `gpu.func` holding a `kopt.kernel` (made by kopt-lower-to-gpu),
+    builds the kernel body from the kernel's linalg payloads with the kernel
+    builder of its class (include/kopt/Transforms/KernelBuilders.h): the
+    grid over the output (block tiles, grouped rasterization, split-K, a
+    persistent grid's tile loop), warp and thread tiles, partial tiles
+    zero-padded on load and masked on store, the epilogue; for the
+    tensor-core matmuls the K loop stays a `kopt.mainloop` (its operand tiles
+    staged in shared memory, one K tile's ldmatrix + mma.sync or wgmma as its
+    body) for kopt-pipeline. Matmul kernels follow their `schedule`
+    attribute (the default heuristic's when there is none), checked against
+    the contraction and the limits of `chip` first. Then sets each launch's
+    grid, block and dynamic shared memory, and adds the kernel's split-K
+    workspace and TMA tensor maps to its operands.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -129,7 +151,7 @@ def KoptPipeline : Pass<"kopt-pipeline", "mlir::ModuleOp"> {
   let summary = "Software-pipeline the K loops of the matmul kernels";
   let description = [{
     Expands every `kopt.mainloop` (the K loop of a tensor-core matmul's block
-    tile, made by kopt-lower-to-gpu) into the loop that stages its operand
+    tile, made by kopt-tile) into the loop that stages its operand
     tiles in shared memory as its schedule says, and runs its body (the
     tile's ldmatrix + mma.sync or wgmma) once per K tile:
       - `copy = sync`: one buffer, loads into registers then stores, a

@@ -53,7 +53,7 @@ def Kopt_ScheduleAttr : AttrDef<Kopt_Dialect, "Schedule"> {
     ```
 
     Whether a schedule fits a workload and a target is checked by
-    kopt::schedule::validate (kopt-select-schedule and kopt-lower-to-gpu report
+    kopt::schedule::validate (kopt-select-schedule and kopt-tile report
     the reason); the attribute itself only requires positive sizes.
   }];
   let parameters = (ins

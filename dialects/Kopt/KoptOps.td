@@ -239,7 +239,7 @@ def Kopt_KernelOp : Kopt_Op<"kernel", [IsolatedFromAbove,
   let summary = "a group of ops compiled into one GPU kernel";
   let description = [{
     Made by `kopt-fuse`. The body computes the results from the block arguments,
-    which are bound to `inputs`; `kopt-lower-to-gpu` turns the whole body into one
+    which are bound to `inputs`; `kopt-lower-to-gpu` outlines it and `kopt-tile` turns the whole body into one
     GPU kernel. `source` describes the kopt op(s) it was made from, for the launch
     manifest: `{name = "softmax", attrs = {...}, params = ["input", "result"]}`.
   }];
@@ -264,7 +264,7 @@ def Kopt_YieldOp : Kopt_Op<"yield", [Pure, Terminator,
 }
 
 //===----------------------------------------------------------------------===//
-// Tiled kernels (between kopt-lower-to-gpu and kopt-pipeline)
+// Tiled kernels (between kopt-tile and kopt-pipeline)
 //===----------------------------------------------------------------------===//
 
 def Kopt_MainloopOp : Kopt_Op<"mainloop", [AttrSizedOperandSegments,
@@ -272,7 +272,7 @@ def Kopt_MainloopOp : Kopt_Op<"mainloop", [AttrSizedOperandSegments,
   let summary = "the K loop of a block tile: operand tiles in shared memory, "
                 "one compute step per K tile";
   let description = [{
-    Made by the matmul kernel builder (kopt-lower-to-gpu) inside a `gpu.func`,
+    Made by the matmul kernel builder (kopt-tile) inside a `gpu.func`,
     expanded by `kopt-pipeline`. Computes, for the block tile whose origin is
     (`m0`, `n0`), the K tiles 0 ... `k_tiles` - 1 of `block_k` elements
     starting at K element `k_begin` (0 when absent; split-K's first element of

@@ -1,6 +1,6 @@
 //===- Staging.h - operand tiles into shared memory -------------*- C++ -*-===//
 //
-// Shared by the matmul kernel builder (kopt-lower-to-gpu: synchronous staging
+// Shared by the matmul kernel builder (kopt-tile: synchronous staging
 // of the FFMA kernels) and kopt-pipeline (synchronous and cp.async staging of
 // the tensor-core mainloops): how an operand tile of a contraction reaches
 // shared memory, and the kernels' dynamic shared memory.

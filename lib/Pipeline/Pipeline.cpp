@@ -58,9 +58,10 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   select.chip = opts.chip;
   pm.addPass(createKoptSelectSchedule(select));
   pm.addPass(createKoptLowerToLinalg());
-  KoptLowerToGPUOptions lower;
-  lower.chip = opts.chip;
-  pm.addPass(createKoptLowerToGPU(lower));
+  pm.addPass(createKoptLowerToGPU());
+  KoptTileOptions tile;
+  tile.chip = opts.chip;
+  pm.addPass(createKoptTile(tile));
   pm.addPass(createKoptPipeline());
   // Device code: the upstream NVVM lowering, bare pointers for static memrefs
   // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md).

@@ -1,6 +1,6 @@
 // Tensors with a dimension of size 0 would need an empty grid, which CUDA refuses:
 // kopt-lower-to-gpu rejects them with a located error.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu -verify-diagnostics
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile -verify-diagnostics
 
 func.func @zero_rows(%x: tensor<0x8xf32>, %b: tensor<8x4xf32>) -> tensor<0x4xf32> {
   // expected-error @+1 {{'kopt.kernel' op has a tensor with a zero-size dimension ('tensor<0x8xf32>'); kopt does not compile empty tensors}}

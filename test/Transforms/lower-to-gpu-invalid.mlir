@@ -1,7 +1,7 @@
 // Diagnostics of kopt-lower-to-gpu and of the kernel builders it calls.
 // Function-level checks run on what kopt-fuse leaves; kernel-level checks use
 // hand-written kopt.kernel ops whose bodies no kernel builder handles.
-// RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-lower-to-gpu
+// RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-lower-to-gpu --kopt-tile
 
 //===----------------------------------------------------------------------===//
 // Host functions

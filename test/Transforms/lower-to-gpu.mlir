@@ -1,9 +1,9 @@
 // kopt-lower-to-gpu: the host function in destination-passing style, the
 // gpu.module @kopt_kernels with one gpu.func per kopt.kernel, and the launches.
 // (Diagnostics: lower-to-gpu-invalid.mlir.)
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // The output verifies and re-parses.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
 
 // Index constants print as %c<value> or %c<value>_<n>; {{C}}-style patterns below
 // match either.
@@ -309,8 +309,8 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // fills through TMA (warp_specialize): ceil(100 / 64) * ceil(1000 / 32) = 2 * 32 =
 // 64 blocks of 128 + 32 threads, 5 * (64 + 32) * 128 * 2 = 122880 bytes + 80 of
 // mbarriers.
-// (lower-to-gpu-schedules.mlir tests the cp.async wgmma, mma_sync and ffma
-// schedules; lower-to-gpu-warp-specialize.mlir the producer and the consumers.)
+// (tile-schedules.mlir tests the cp.async wgmma, mma_sync and ffma
+// schedules; pipeline-warp-specialize.mlir the producer and the consumers.)
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
@@ -335,7 +335,7 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // CHECK-NOT:       nvvm.wgmma.mma_async
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
-// Epilogue (staged, vector_width 8: lower-to-gpu-staged-epilogue.mlir): round
+// Epilogue (staged, vector_width 8: tile-staged-epilogue.mlir): round
 // to bf16, 8 paired stores per thread into the 64 x 40 shared tile, then 16-byte
 // row chunks to C inside the bounds; the barriers count the 128 consumer threads.
 // CHECK:         %[[T:.*]] = memref.view %{{[0-9a-z_]+}}[%c0{{(_[0-9]+)?}}][] : memref<0xi8, 3> to memref<64x40xbf16, 3>

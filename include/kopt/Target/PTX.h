@@ -58,7 +58,8 @@ llvm::SmallVector<std::string> unresolvedFunctions(llvm::StringRef ptx);
 
 /// kopt-check-target, kopt-pack-operands (unless packMinReuse is 0),
 /// kopt-fuse, kopt-select-schedule, kopt-lower-to-linalg,
-/// kopt-lower-to-gpu, the upstream NVVM lowering of the gpu.module,
+/// kopt-lower-to-gpu, kopt-tile, kopt-pipeline, the upstream NVVM lowering of
+/// the gpu.module,
 /// nvvm-attach-target, gpu-module-to-binary{format=isa} and kopt-emit-ptx (when
 /// `output` is set).
 void buildKoptToPTXPipeline(mlir::OpPassManager &pm,

@@ -1,17 +1,17 @@
 // The staged epilogue (tensor-core schedules with vector_width > 2) in
-// kopt-lower-to-gpu: after the K loop (wgmma.wait_group 0; each thread's
+// kopt-tile (kopt-pipeline drains the copies first): after the K loop (wgmma.wait_group 0; each thread's
 // cp.async copies landed; a barrier) the lanes write their rounded accumulator
 // pairs into a block_m x (block_n + 8) tile of C's type in shared memory, then,
 // after a barrier, every thread stores vector_width-element chunks of the tile's
 // rows, consecutive threads consecutive chunks, masked at the bounds.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // mma_sync (sm_90: no wgmma) stages the same way:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" --kopt-pipeline | FileCheck %s --check-prefix=MMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile="chip=sm_90" --kopt-pipeline | FileCheck %s --check-prefix=MMA
 // A persistent grid keeps the tile after the stages (the next tile's copies are
 // in flight), and waits for no copy:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=PERSISTENT
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=PERSISTENT
 // Split-K: the tile's last block stages the sums of the partials:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-split-k2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw8-split-k2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
 // PTX that ptxas accepts, and the manifest's shared memory:
 // RUN: rm -f %t.ptx %t.json %t-p.ptx %t-p.json %t-s.ptx
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" --kopt-schedule=%S/Inputs/schedule-vw8.json -o /dev/null
@@ -26,7 +26,7 @@
 // RUN: rm -f %t-f.ptx
 // RUN: kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-to-ptx="output=%t-f.ptx" --kopt-schedule=%S/Inputs/schedule-vw4.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t-f.ptx -o %t-f.cubin
-// RUN: kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=F32
+// RUN: kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-vw4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=F32
 // RUN: not kopt-opt %S/Inputs/staged-epilogue-f32.mlir --kopt-to-ptx="output=%t-bad.ptx" --kopt-schedule=%S/Inputs/schedule-vw8.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE
 
 // 128 x 256 wgmma tiles, 4 stages (196608 bytes); the 128 x 264 bf16 tile

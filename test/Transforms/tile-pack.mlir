@@ -1,10 +1,10 @@
-// kopt-lower-to-gpu on pack kernels (kopt.pack: a copy generic, the identity
+// kopt-tile on pack kernels (kopt.pack: a copy generic, the identity
 // or the transpose, then tensor.pad with zeros): 64 x 64 result tiles, one per
 // block of 256 threads; the transposed copy goes through a [64][65] shared tile
 // with a barrier between reading and writing; elements outside the source are
 // zeros from a clamped load and a select. PTX assembled by ptxas.
 // (Diagnostics: lower-to-gpu-invalid.mlir.)
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile | FileCheck %s
 // RUN: rm -f %t.ptx %t.json
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin

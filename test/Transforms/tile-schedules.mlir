@@ -1,20 +1,20 @@
-// kopt-lower-to-gpu applies each matmul kernel's #kopt.schedule: block and warp
+// kopt-tile (with kopt-pipeline for the K loops) applies each matmul kernel's #kopt.schedule: block and warp
 // tiles, the number of cp.async stages, grouped rasterization (swizzle), paired
 // epilogue stores (vector_width = 2), SIMT tiles for ffma, and the dynamic shared
 // memory the launch passes.
 
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=STAGES3
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=FFMA
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=WGMMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=STAGES3
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=FFMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=WGMMA
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.wgmma.ptx" --kopt-schedule=%S/Inputs/schedule-wgmma-ok.json -o /dev/null
 // RUN: FileCheck %s --check-prefix=WGMMAPTX < %t.wgmma.ptx
 // RUN: %ptxas -arch=sm_90a %t.wgmma.ptx -o %t.wgmma.cubin
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-partial.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=PARTIAL
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-stages2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=FFMA2
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-partial.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=PARTIAL
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ffma-stages2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=FFMA2
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ffma2.ptx" --kopt-schedule=%S/Inputs/schedule-ffma-stages2.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t.ffma2.ptx -o %t.ffma2.cubin
 // The IR after each stage parses again.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-stages3.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
 
 // 64 x 128 block tiles of 4 warps (2 x 2 warps of 32 x 64), K step 64, three
 // stages: [3][64][72] and [3][128][72] bf16 tiles, 82944 bytes of dynamic shared

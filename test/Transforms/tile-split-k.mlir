@@ -1,4 +1,4 @@
-// Split-K (schedule split_k = S > 1) in kopt-lower-to-gpu, for each instruction:
+// Split-K (schedule split_k = S > 1) in kopt-tile, for each instruction:
 // S times the tile grid; block b computes split b / tiles of tile b % tiles (K
 // tiles [s P, (s + 1) P), here P = 4096 / 128 / 4 = 8 for wgmma); a workspace
 // parameter (one counter per tile, padded to 32, then S x M x N f32 partials)
@@ -6,11 +6,11 @@
 // a gpu-scope fence, a barrier, thread 0's atomic add to the tile's counter,
 // barrier.red.or to tell every thread whether the block is the tile's last,
 // and in the last block the S partials added in split order.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // Without wgmma (sm_90), the default is mma_sync:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_90" --kopt-pipeline | FileCheck %s --check-prefix=MMA
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k4.json chip=sm_90" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile="chip=sm_90" --kopt-pipeline | FileCheck %s --check-prefix=MMA
 // The default heuristic splits K for f32 decode with 8 < M <= 64 (M <= 8 is gemv,
-// lower-to-gpu-gemv.mlir) (16 x 64 SIMT tiles, up to 16
+// tile-gemv.mlir) (16 x 64 SIMT tiles, up to 16
 // splits), for long K on small wgmma grids (64 x 64 tiles, 2 splits), and for
 // wgmma decode grids of at most one 64 x 32 tile per SM with 16 K steps per split
 // (here 128 tiles, K = 4096: 2 splits, 4 stages; TMA with a producer warp):

@@ -1,7 +1,7 @@
-// TF32 (kopt.matmul {tf32} on f32 operands) in kopt-lower-to-gpu: wgmma
+// TF32 (kopt.matmul {tf32} on f32 operands) in kopt-tile and kopt-pipeline: wgmma
 // m64nNk8 with tf32 operands, filled by TMA: 128-byte rows of 32 f32 elements,
 // boxes of 32 x block rows, one wgmma K step per 8 elements (32 bytes).
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-tf32.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-tf32.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // RUN: rm -f %t.ptx %t.json
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" --kopt-schedule=%S/Inputs/schedule-tf32.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin

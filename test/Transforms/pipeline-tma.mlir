@@ -1,4 +1,4 @@
-// TMA (schedule copy = tma, wgmma on sm_90a) in kopt-lower-to-gpu: the kernel takes
+// TMA (schedule copy = tma, wgmma on sm_90a) in kopt-tile and kopt-pipeline: the kernel takes
 // A's and B's tensor maps as two i64 parameters after the others; thread 0
 // initializes a "full" mbarrier (1 arrival + the stage's bytes) and an "empty" one
 // (one arrival per warp) per stage, issues the prologue's box copies
@@ -8,9 +8,9 @@
 // waits on that stage's empty mbarrier before refilling it. No block barrier in
 // the K loop. The host side passes placeholders carrying the maps' geometry, which
 // the manifest turns into `tensor_maps`.
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-tma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-tma.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // Split-K: a split runs min(its K tiles, those starting inside K):
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-tma-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-tma-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
 // PTX that ptxas accepts, and the manifest's tensor maps:
 // RUN: rm -f %t.ptx %t.json %t-s.ptx %t-p.ptx %t-p.json
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" --kopt-schedule=%S/Inputs/schedule-tma.json -o /dev/null

@@ -1,18 +1,18 @@
 // Warp specialization (schedule warp_specialize = true, wgmma with copy = tma) in
-// kopt-lower-to-gpu: the block gets one warp more than the warpgroups (288
+// kopt-tile and kopt-pipeline: the block gets one warp more than the warpgroups (288
 // threads for two); after the mbarriers are initialized, the role is read from
 // lane 0's warp index (gpu.shuffle idx: uniform for ptxas), the producer warp's
 // lane 0 issues every load, each after waiting on its stage's empty mbarrier,
 // and the warpgroups (the consumers) only wait on full mbarriers, issue wgmma,
 // release stages and run the epilogue, whose barriers name the consumers'
 // 256 threads. The empty mbarriers expect one arrival per consumer warp (8).
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ws.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ws.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // Split-K: the consumers tell each other whether their block is the tile's last with
 // barrier.red.or over 256 threads (the LLVM intrinsic; nvvm.barrier takes a reduction
 // over the whole block only):
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ws-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ws-split-k4.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=SPLIT
 // A persistent grid: the producer walks the block's tiles and their K tiles:
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ws-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s --check-prefix=PERSISTENT
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-ws-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s --check-prefix=PERSISTENT
 // PTX that ptxas accepts (C7520, serialized wgmma, would be a performance bug: the
 // shuffle keeps the consumers' path uniform), and the manifest:
 // RUN: rm -f %t.ptx %t.json %t-s.ptx %t-p.ptx

@@ -1,7 +1,7 @@
 // A schedule written on a kernel by hand (not chosen by kopt-select-schedule) is
-// checked by the matmul kernel builder against the contraction and the target.
-// RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-lower-to-linalg --kopt-lower-to-gpu
-// RUN: not kopt-opt %s -split-input-file --kopt-lower-to-linalg --kopt-lower-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
+// checked by the matmul kernel builder (kopt-tile) against the contraction and the target.
+// RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile
+// RUN: not kopt-opt %s -split-input-file --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
 
 func.func @f32_on_tensor_cores(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   // expected-error @+1 {{'kopt.kernel' op schedule is invalid for matmul/64x64x64/f32,f32->f32/ak,bn/sm_90a: mma_sync needs f16 or bf16 operands of one type (got f32 x f32)}}
@@ -24,7 +24,7 @@ func.func @cp_async_row_major_b(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) ->
   }
   return %0 : tensor<64x64xf16>
 }
-// CHIP: error: kopt-lower-to-gpu: unknown chip 'sm_75'
+// CHIP: error: kopt-tile: unknown chip 'sm_75'
 
 // -----
 

@@ -1,11 +1,11 @@
-// Persistent wgmma grids (schedule persistent = true) in kopt-lower-to-gpu: a grid of
+// Persistent wgmma grids (schedule persistent = true) in kopt-tile and kopt-pipeline: a grid of
 // min(tiles, 132 SMs x blocks per SM) blocks; block b walks tiles b, b + grid, ...
 // (outer loop), each tile's K loop split in two (copies of this tile's K tiles
 // kt + stages - 1, then of the next tile's first stages - 1), zero accumulators per
 // tile, and the epilogue after wgmma.wait_group 0 inside the tile loop.
 // (The schedule file also asks for vector_width 2: the default's staged epilogue
 // tile does not fit beside four stages in a persistent grid.)
-// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-persistent.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // RUN: rm -f %t.ptx %t.json
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" --kopt-schedule=%S/Inputs/schedule-persistent.json -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin

@@ -1,4 +1,4 @@
-// gemv schedules (instruction = gemv) in kopt-lower-to-gpu: the default for
+// gemv schedules (instruction = gemv) in kopt-tile: the default for
 // M = 1 with 16-bit operands and M <= 8 with f32 operands, both contiguous along
 // K. Warps own warp_n output columns; lane l reads block_k elements of each of
 // its warp's B rows and of the A rows at k0 + l * block_k per K step of
@@ -6,9 +6,9 @@
 // K selected to zero), multiply-accumulates in f32, and after the K loop the warp
 // adds its lanes' sums with a shuffle butterfly; lane (r * warp_n + j) % 32
 // stores output (r, j).
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile | FileCheck %s
 // Split-K: partial sums through the workspace, as for the other instructions.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu | FileCheck %s --check-prefix=SPLIT
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-split-k2.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile | FileCheck %s --check-prefix=SPLIT
 // PTX that ptxas accepts:
 // RUN: rm -f %t.ptx %t.json %t-s.ptx
 // RUN: kopt-opt %s --kopt-to-ptx="output=%t.ptx" -o /dev/null

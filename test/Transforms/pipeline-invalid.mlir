@@ -1,0 +1,153 @@
+// Diagnostics of kopt.mainloop's verifier and of kopt-pipeline.
+// RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-pipeline
+
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op stages operand tiles for tensor-core schedules only (mma_sync, wgmma)}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = ffma, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op takes two tensor maps (copy = tma)}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, barrier_offset = 0 : i64} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op needs barrier_offset exactly when copy = tma}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, barrier_offset = 0 : i64} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op body argument 0 must be a static shared-memory (address space 3) memref with the identity layout}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %kt: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      
+      // expected-error @+1 {{'kopt.mainloop' op k_tiles must be a constant}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %kt iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op staged tiles 'memref<32x40xf16, 3>', 'memref<64x40xf16, 3>' do not fit the schedule's 64 x 64 x 32 tile}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<32x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op mma_sync mainloops take cp_async or sync copies, one tile per block}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op in a persistent grid must be the body of the block's tile loop (scf.for)}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
