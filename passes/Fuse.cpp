@@ -87,7 +87,9 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<KoptDialect>(op->getDialect()) &&
-          !isa<KernelOp, YieldOp>(op) && !op->getParentOfType<KernelOp>())
+          !isa<KernelOp, YieldOp, MainloopOp>(op) &&
+          !op->getParentOfType<KernelOp>() &&
+          !op->getParentOfType<MainloopOp>())
         ops.push_back(op);
     });
     for (Operation *op : ops) {

@@ -21,6 +21,17 @@ struct KoptPipelinePass
     : public kopt::impl::KoptPipelineBase<KoptPipelinePass> {
   using Base::Base;
   void runOnOperation() override {
+    // kopt-tile makes the mainloops; a kernel it has not built yet would
+    // reach the NVVM lowering unexpanded.
+    WalkResult unbuilt = getOperation().walk([&](KernelOp kernel) {
+      if (!kernel->getParentOfType<gpu::GPUFuncOp>())
+        return WalkResult::advance();
+      kernel.emitOpError("is not built yet: run kopt-tile before "
+                         "kopt-pipeline");
+      return WalkResult::interrupt();
+    });
+    if (unbuilt.wasInterrupted())
+      return signalPassFailure();
     SmallVector<MainloopOp> loops;
     getOperation().walk([&](MainloopOp op) { loops.push_back(op); });
     for (MainloopOp op : loops)

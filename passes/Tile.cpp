@@ -82,6 +82,16 @@ void KoptTilePass::runOnOperation() {
     emitError(module.getLoc(), "kopt-tile: unknown chip '") << chip << "'";
     return signalPassFailure();
   }
+  // kopt-lower-to-gpu outlines the kernels first.
+  WalkResult notOutlined = module.walk([&](KernelOp kernel) {
+    if (kernel->getParentOfType<gpu::GPUFuncOp>())
+      return WalkResult::advance();
+    kernel.emitOpError("is not outlined into a gpu.func: run "
+                       "kopt-lower-to-gpu before kopt-tile");
+    return WalkResult::interrupt();
+  });
+  if (notOutlined.wasInterrupted())
+    return signalPassFailure();
   // The gpu.funcs still holding their kernel, and their launches.
   SmallVector<std::pair<gpu::GPUFuncOp, KernelOp>> funcs;
   module.walk([&](gpu::GPUFuncOp func) {

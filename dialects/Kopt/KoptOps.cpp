@@ -282,11 +282,27 @@ LogicalResult MainloopOp::verify() {
       }))
     return emitOpError("needs two indexing maps (m, n, k) -> 2 indices, "
                        "projected permutations (A's, then B's)");
+  Type elt = cast<MemRefType>(getA().getType()).getElementType();
   for (Value v : {getA(), getB()}) {
     auto t = cast<MemRefType>(v.getType());
     if (t.getRank() != 2 || !t.hasStaticShape())
       return emitOpError("operands must be static 2-D memrefs, got ") << t;
+    if (t.getElementType() != elt)
+      return emitOpError("A and B must have the same element type, got ")
+             << elt << " and " << t.getElementType();
   }
+  bool wgmma = s.instruction == schedule::Instruction::Wgmma;
+  if (!(elt.isF16() || elt.isBF16() || (wgmma && elt.isF32())))
+    return emitOpError("operands must be f16 or bf16 (or f32 for wgmma's "
+                       "TF32), got ")
+           << elt;
+  if (getInit().empty())
+    return emitOpError("needs the accumulators as iter_args");
+  if (std::optional<int64_t> offset = getBarrierOffset();
+      offset && (*offset < 0 || *offset % 8 != 0))
+    return emitOpError("barrier_offset must be a non-negative multiple of 8 "
+                       "bytes, got ")
+           << *offset;
   bool tma = s.copy == schedule::CopyEngine::TMA;
   if (getTensorMaps().size() != (tma ? 2u : 0u))
     return emitOpError("takes ") << (tma ? "two tensor maps (copy = tma)"
@@ -307,6 +323,14 @@ LogicalResult MainloopOp::verify() {
       return emitOpError("body argument ")
              << i << " must be a static shared-memory (address space 3) "
              << "memref with the identity layout";
+    if (t.getElementType() != elt)
+      return emitOpError("body argument ")
+             << i << " must hold the operands' element type " << elt;
+    // [rows][block_k + pad] (mma.sync) or [block_k / r][rows][r] (wgmma).
+    if (t.getRank() != (wgmma ? 3 : 2))
+      return emitOpError("body argument ")
+             << i << " must be a " << (wgmma ? "3-D" : "2-D") << " tile for "
+             << (wgmma ? "wgmma" : "mma_sync") << ", got " << t;
   }
   for (auto [arg, init] :
        llvm::zip(body.getArguments().drop_front(2), getInit()))

@@ -342,11 +342,48 @@ LogicalResult Expander::analyze() {
     return op.emitOpError("staged tiles ")
            << tileA << ", " << tileB << " do not fit the schedule's "
            << s.blockM << " x " << s.blockN << " x " << s.blockK << " tile";
+  // B's tile: the same K layout as A's.
+  if (wgmma ? tileB.getDimSize(0) != tileA.getDimSize(0) ||
+                  tileB.getDimSize(2) != tileA.getDimSize(2) ||
+                  tileA.getDimSize(2) * eltBytes != 128
+            : tileB.getDimSize(1) != tileA.getDimSize(1))
+    return op.emitOpError("staged tiles ")
+           << tileA << ", " << tileB << " must have the same K layout"
+           << (wgmma ? " of 128-byte rows" : "");
+  if (!op->getParentOfType<gpu::GPUFuncOp>())
+    return op.emitOpError("must be inside a gpu.func (kopt-tile builds it "
+                          "there)");
+  if (s.blockM % s.warpM != 0 || s.blockN % s.warpN != 0)
+    return op.emitOpError("the block tile ")
+           << s.blockM << " x " << s.blockN << " is not made of warp tiles "
+           << s.warpM << " x " << s.warpN;
   stages = s.copy == sched::CopyEngine::Sync ? 1 : s.stages;
   threads = wgmma ? 32 * s.mathWarps() : s.threads();
+  if (stages < 1 || (wgmma && stages < 2))
+    return op.emitOpError("needs at least ")
+           << (wgmma ? "2 stages for wgmma" : "1 stage") << ", got "
+           << s.stages;
+  if (elt.isF32() && s.copy != sched::CopyEngine::TMA)
+    return op.emitOpError("f32 (TF32) operands are staged by copy = tma only");
+  if (s.copy != sched::CopyEngine::Sync) {
+    // 16-byte copies along K: K-contiguous operands, K a multiple of 16
+    // bytes (a chunk is wholly inside or outside K).
+    if (!kContiguous(mapA) || !kContiguous(mapB) || (K * eltBytes) % 16 != 0)
+      return op.emitOpError("copy = ")
+             << (s.copy == sched::CopyEngine::TMA ? "tma" : "cp_async")
+             << " needs A and B contiguous along K and K a multiple of 16 "
+                "bytes";
+    for (int64_t rows : {s.blockM, s.blockN})
+      if (s.copy == sched::CopyEngine::CpAsync &&
+          (rows * s.blockK * eltBytes / 16) % threads != 0)
+        return op.emitOpError("cp.async copies of 16 bytes: a ")
+               << rows << " x " << s.blockK
+               << " tile is not a whole number of copies for each of the "
+               << threads << " threads";
+  }
   std::optional<int64_t> k = getConstantIntValue(op.getKTiles());
-  if (!k)
-    return op.emitOpError("k_tiles must be a constant");
+  if (!k || *k < 1)
+    return op.emitOpError("k_tiles must be a positive constant");
   kTiles = *k;
   return success();
 }
@@ -552,6 +589,12 @@ FailureOr<std::pair<Value, Value>> Expander::originAt(scf::ForOp tileLoop,
   SmallVector<Value> work = {op.getM0(), op.getN0()};
   while (!work.empty()) {
     Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner() == tileLoop.getBody() &&
+        arg != tileLoop.getInductionVar())
+      return op.emitOpError("the tile origin of a persistent grid must be "
+                            "computed from the tile loop's induction "
+                            "variable, not from its iteration arguments");
     Operation *def = v.getDefiningOp();
     if (!def || def->getBlock() != tileLoop.getBody() || slice.contains(def))
       continue;
@@ -660,6 +703,10 @@ LogicalResult Expander::expandWgmma() {
   if (s.warpSpecialize) {
     if (!ring)
       return op.emitOpError("warp_specialize needs copy = tma");
+    if (!isa<gpu::GPUFuncOp>(op->getParentOp()))
+      return op.emitOpError("with warp_specialize must be in the gpu.func's "
+                            "body (the consumers' code after it moves into "
+                            "their branch)");
     scf::IfOp roles = specialize(op);
     auto loads = scf::ForOp::create(b, loc, idx(0), kCount, idx(1));
     b.setInsertionPointToStart(loads.getBody());
@@ -729,6 +776,9 @@ LogicalResult Expander::expandPersistent(scf::ForOp tileLoop) {
                           "block's tile loop, an scf.for from 0 step 1");
   if (op.getKBegin())
     return op.emitOpError("a persistent grid does not split K");
+  if (!isa<gpu::GPUFuncOp>(tileLoop->getParentOp()))
+    return op.emitOpError("in a persistent grid: the tile loop must be in the "
+                          "gpu.func's body");
   setUp(tileLoop);
   Value myTiles = tileLoop.getUpperBound();
   Value iv = tileLoop.getInductionVar();

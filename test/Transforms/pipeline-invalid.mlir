@@ -1,5 +1,15 @@
 // Diagnostics of kopt.mainloop's verifier and of kopt-pipeline.
 // RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-pipeline
+// Passes out of order say which to run first.
+// RUN: not kopt-opt %S/Inputs/f32-matmul.mlir --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline 2>&1 | FileCheck %s --check-prefix=BEFORE-TILE
+// RUN: not kopt-opt %S/Inputs/f32-matmul.mlir --kopt-fuse --kopt-lower-to-linalg --kopt-tile 2>&1 | FileCheck %s --check-prefix=BEFORE-OUTLINE
+// kopt-fuse groups operators, not a mainloop.
+// RUN: kopt-opt %S/Inputs/mainloop-sync.mlir --kopt-fuse | FileCheck %s --check-prefix=FUSE
+// BEFORE-TILE: error: 'kopt.kernel' op is not built yet: run kopt-tile before kopt-pipeline
+// BEFORE-OUTLINE: error: 'kopt.kernel' op is not outlined into a gpu.func: run kopt-lower-to-gpu before kopt-tile
+// FUSE-NOT: kopt.kernel
+// FUSE: kopt.mainloop
+// FUSE-NOT: kopt.kernel
 
 
 #a = affine_map<(m, n, k) -> (m, k)>
@@ -85,7 +95,7 @@ module attributes {gpu.container_module} {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %kt: index) kernel {
       %zero = arith.constant 0.0 : f32
       
-      // expected-error @+1 {{'kopt.mainloop' op k_tiles must be a constant}}
+      // expected-error @+1 {{'kopt.mainloop' op k_tiles must be a positive constant}}
       %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %kt iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
       ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
         kopt.yield %acc : f32
@@ -144,6 +154,116 @@ module attributes {gpu.container_module} {
       %c2 = arith.constant 2 : index
       // expected-error @+1 {{'kopt.mainloop' op in a persistent grid must be the body of the block's tile loop (scf.for)}}
       %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xi8>, %B: memref<90x64xi8>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op operands must be f16 or bf16 (or f32 for wgmma's TF32), got 'i8'}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xi8>, memref<90x64xi8> -> f32 {
+      ^bb0(%ta: memref<64x40xi8, 3>, %tb: memref<64x40xi8, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op needs the accumulators as iter_args}}
+      kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>):
+        kopt.yield
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+func.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) {
+  %zero = arith.constant 0.0 : f32
+  %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op must be inside a gpu.func (kopt-tile builds it there)}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+  return
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op the block tile 64 x 64 is not made of warp tiles 7 x 32}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 7, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op staged tiles 'memref<64x40xf16, 3>', 'memref<64x8xf16, 3>' must have the same K layout}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x8xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op needs at least 2 stages for wgmma, got 1}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
       ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
         kopt.yield %acc : f32
       }
