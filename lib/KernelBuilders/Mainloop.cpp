@@ -653,9 +653,8 @@ LogicalResult Expander::expandMma() {
                                        b.getI32IntegerAttr(stages - 1));
       stage = arith::RemUIOp::create(b, loc, kt, idx(stages));
     } else {
-      Value k0 = kElemOf(kt);
-      if (failed(stageTile(b, loc, op, a, m0, k0, tid, threads)) ||
-          failed(stageTile(b, loc, op, bs, n0, k0, tid, threads)))
+      if (failed(stageOperandTiles(b, loc, op, a, bs, m0, n0, kElemOf(kt), tid,
+                                   threads)))
         return failure();
     }
     gpu::BarrierOp::create(b, loc);

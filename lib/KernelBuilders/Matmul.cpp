@@ -737,9 +737,8 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
       if (failed(nextTile))
         return failure();
     } else {
-      Value k0 = kOf(kt);
-      if (failed(stageTile(b, loc, mm, a, m0, k0, tid, kThreads)) ||
-          failed(stageTile(b, loc, mm, bs, n0, k0, tid, kThreads)))
+      if (failed(stageOperandTiles(b, loc, mm, a, bs, m0, n0, kOf(kt), tid,
+                                   kThreads)))
         return failure();
       gpu::BarrierOp::create(b, loc);
     }

@@ -185,6 +185,15 @@ LogicalResult kb::stageTile(OpBuilder &b, Location loc, Operation *diag,
 /// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of
 /// one operand tile into `stage` of s.smem ([stages][outer][k]); returns the
 /// tokens.
+LogicalResult kb::stageOperandTiles(OpBuilder &b, Location loc, Operation *diag,
+                                    const StageSpec &a, const StageSpec &bs,
+                                    Value m0, Value n0, Value k0, Value tid,
+                                    int64_t threads) {
+  if (failed(stageTile(b, loc, diag, a, m0, k0, tid, threads)))
+    return failure();
+  return stageTile(b, loc, diag, bs, n0, k0, tid, threads);
+}
+
 FailureOr<SmallVector<Value>>
 kb::issueTileAsync(OpBuilder &b, Location loc, Operation *diag,
                    const StageSpec &s, Value stage, Value outerBase,

@@ -73,6 +73,14 @@ mlir::LogicalResult stageTile(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value outerBase, mlir::Value kBase,
                               mlir::Value tid, int64_t threads);
 
+/// Stages A's tile at rows [m0, m0 + a.tileOuter) and B's at [n0, n0 +
+/// bs.tileOuter), K elements from k0, with stageTile.
+mlir::LogicalResult stageOperandTiles(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::Operation *diag, const StageSpec &a,
+                                      const StageSpec &bs, mlir::Value m0,
+                                      mlir::Value n0, mlir::Value k0,
+                                      mlir::Value tid, int64_t threads);
+
 /// Issues cp.async copies (16 bytes each, zero-filled outside the bounds) of
 /// one operand tile into `stage` of s.smem ([stages][outer][k], or
 /// [stages][tileK / 64][outer][64] with s.swizzle128); returns the tokens.
