@@ -268,7 +268,7 @@ def Kopt_YieldOp : Kopt_Op<"yield", [Pure, Terminator,
 //===----------------------------------------------------------------------===//
 
 def Kopt_MainloopOp : Kopt_Op<"mainloop", [AttrSizedOperandSegments,
-    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+    SingleBlockImplicitTerminator<"YieldOp">, MemoryEffects<[MemWrite]>]> {
   let summary = "the K loop of a block tile: operand tiles in shared memory, "
                 "one compute step per K tile";
   let description = [{
@@ -300,7 +300,11 @@ def Kopt_MainloopOp : Kopt_Op<"mainloop", [AttrSizedOperandSegments,
     the buffers' shared memory, so no copy may still be in flight when it
     starts.
   }];
-  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, Variadic<I64>:$tensor_maps,
+  // It reads A and B and writes shared memory (the staged tiles): never
+  // removed or moved across other memory accesses before kopt-pipeline.
+  let arguments = (ins Arg<AnyMemRef, "A", [MemRead]>:$a,
+                       Arg<AnyMemRef, "B", [MemRead]>:$b,
+                       Variadic<I64>:$tensor_maps,
                        Index:$m0, Index:$n0, Optional<Index>:$k_begin,
                        Index:$k_tiles, Variadic<AnyType>:$init,
                        Kopt_ScheduleAttr:$schedule,
