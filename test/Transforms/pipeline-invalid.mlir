@@ -271,3 +271,256 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xbf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op A and B must have the same element type, got 'f16' and 'bf16'}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xbf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op body argument 0 must hold the operands' element type 'f16'}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xbf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op body argument 0 must be a 3-D tile for wgmma, got 'memref<64x40xf16, 3>'}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op barrier_offset must be a non-negative multiple of 8 bytes, got 3}}
+      %r = kopt.mainloop %A, %B maps(%ma, %mb) tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, barrier_offset = 3 : i64} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf32>, %B: memref<90x64xf32>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op f32 (TF32) operands are staged by copy = tma only}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf32>, memref<90x64xf32> -> f32 {
+      ^bb0(%ta: memref<2x64x32xf32, 3>, %tb: memref<2x64x32xf32, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<64x90xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op copy = cp_async needs A and B contiguous along K and K a multiple of 16 bytes}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #bt], schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<64x90xf16> -> f32 {
+      ^bb0(%ta: memref<64x40xf16, 3>, %tb: memref<64x40xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      // expected-error @+1 {{'kopt.mainloop' op cp.async copies of 16 bytes: a 16 x 8 tile is not a whole number of copies for each of the 64 threads}}
+      %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 16, block_n = 64, block_k = 8, warp_m = 16, warp_n = 32, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+      ^bb0(%ta: memref<16x16xf16, 3>, %tb: memref<64x16xf16, 3>, %acc: f32):
+        kopt.yield %acc : f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      scf.if %c {
+        // expected-error @+1 {{'kopt.mainloop' op with warp_specialize must be in the gpu.func's body (the consumers' code after it moves into their branch)}}
+        %r = kopt.mainloop %A, %B maps(%ma, %mb) tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = false, warp_specialize = true>, barrier_offset = 65536 : i64} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+        ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+          kopt.yield %acc : f32
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      scf.for %i = %c1 to %t step %c1 {
+        // expected-error @+1 {{'kopt.mainloop' op in a persistent grid must be the body of the block's tile loop, an scf.for from 0 step 1}}
+        %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+        ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+          kopt.yield %acc : f32
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      scf.if %c {
+        scf.for %i = %c0 to %t step %c1 {
+          // expected-error @+1 {{'kopt.mainloop' op in a persistent grid: the tile loop must be in the gpu.func's body}}
+          %r = kopt.mainloop %A, %B tile(%m0, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+          ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+            kopt.yield %acc : f32
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#bt = affine_map<(m, n, k) -> (k, n)>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %s = scf.for %i = %c0 to %t step %c1 iter_args(%m = %m0) -> (index) {
+        // expected-error @+1 {{'kopt.mainloop' op the tile origin of a persistent grid must be computed from the tile loop's induction variable, not from its iteration arguments}}
+        %r = kopt.mainloop %A, %B tile(%m, %n0) k_tiles %c2 iter_args(%zero : f32) {indexing_maps = [#a, #b], schedule = #kopt.schedule<instruction = wgmma, copy = cp_async, block_m = 64, block_n = 64, block_k = 64, warp_m = 64, warp_n = 64, stages = 2, split_k = 1, swizzle = 1, vector_width = 1, persistent = true>} : memref<70x64xf16>, memref<90x64xf16> -> f32 {
+        ^bb0(%ta: memref<1x64x64xf16, 3>, %tb: memref<1x64x64xf16, 3>, %acc: f32):
+          kopt.yield %acc : f32
+        }
+        scf.yield %m : index
+      }
+      gpu.return
+    }
+  }
+}
