@@ -27,9 +27,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from compile_sweep import space_args  # noqa: E402  (kopt-space's workload flags)
 KEYS = ("instruction", "copy", "block_m", "block_n", "block_k", "warp_m", "warp_n",
-        "stages", "split_k", "swizzle", "vector_width", "persistent", "warp_specialize")
+        "stages", "split_k", "swizzle", "vector_width", "persistent", "warp_specialize",
+        "tma_store")
 # Keys that older records leave out, with the value they stand for.
-OPTIONAL = {"persistent": False, "warp_specialize": False}
+OPTIONAL = {"persistent": False, "warp_specialize": False, "tma_store": False}
 
 
 def value(schedule, key):

@@ -7,6 +7,7 @@ needed); bench/run_sweep.py times and checks the result on a GPU host.
                            [--random N] [--random-valid N] [--seed S]
                            [--split-k LIST] [--persistent] [--epilogue] [--gemv]
                            [--simt-stages] [--tma] [--tf32] [--warp-specialize]
+                           [--tma-store]
 
 Sweep (unless --no-sweep): every distinct GEMM shape of bench/suite.json (batch 1)
 plus 4096x4096x4096 in bf16 and f16, each compiled with its default schedule (the
@@ -54,6 +55,16 @@ With --warp-specialize the sweep compares warp_specialize false / true (a produc
 issuing the TMA copies) on the wgmma problems: the TMA schedules of `ws_bases()` (the
 default with copy = tma, 3 and 5 stages on decode tiles; for M > 64 the 128 x 256 tile
 and persistent 128 x 256 / 128 x 128 grids), each both ways (tag "warp_specialize").
+
+With --tma-store the sweep compares the epilogue's stores of C, the staged tile copied
+out by the threads or by TMA (tma_store false / true: a tensor map of the output, the
+manifest's last): the schedules of `tma_store_bases()` (the default; for f16/bf16
+operands the TMA tiles 128 x 256, without and with a producer warp, persistent
+warp-specialized 128 x 256 and 128 x 128 grids and, for M <= 64, the 64 x 16 decode
+tile with split_k 4), staged epilogues (vector_width 8 for 16-bit C, 4 for f32 C),
+each both ways (tag "tma_store"). What kopt rejects (e.g. tma_store on a schedule
+that is not wgmma, or on an N whose rows are not a multiple of 16 bytes) is recorded
+as rejected.
 
 With --tf32 the sweep is a TF32 sweep: for every f32 problem of the sweep a copy
 that allows TF32 (`"tf32": true`, id suffixed `_tf32`, compiled as kopt.matmul
@@ -403,6 +414,44 @@ def ws_bases(p, default):
     return out
 
 
+def both_ways(p, bases, key):
+    """Jobs of problem `p`: each of `bases` with the boolean parameter `key` false
+    and true (tagged `key`), schedules that come out equal only once."""
+    jobs, seen = [], set()
+    for b in bases:
+        for on in (False, True):
+            v = dict(b, **{key: on})
+            text = json.dumps(v, sort_keys=True)
+            if text not in seen:
+                seen.add(text)
+                jobs.append((p, v, [key], None))
+    return jobs
+
+
+def tma_store_bases(p, default):
+    """Schedules whose tma_store the TMA-store sweep varies: the default and, for
+    f16/bf16 operands, wgmma tiles with TMA copies and a staged epilogue
+    (vector_width 8 for 16-bit C, 4 for f32 C; tma_store needs one): 128 x 256
+    without and with a producer warp, persistent warp-specialized 128 x 256 (3
+    stages) and 128 x 128 grids and, for M <= 64, the 64 x 16 decode tile (block_k
+    128, split_k 4, a producer warp). Validity is kopt's to decide."""
+    base = {k: v for k, v in default.items() if k != "num_warps"}
+    out = [base]
+    if p["dtype"] not in ("f16", "bf16"):
+        return out
+    vw = 4 if p["out_dtype"] == "f32" else 8
+    out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),), copy="tma",
+                       vector_width=vw, warp_specialize=False)
+    out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),
+                           (128, 256, 64, 256, 64, 3, True),
+                           (128, 128, 64, 128, 64, 4, True)), copy="tma",
+                       vector_width=vw, warp_specialize=True)
+    if p["m"] <= 64:
+        out += wgmma_tiles(p, ((64, 16, 64, 16, 128, 4, False),), copy="tma",
+                           vector_width=vw, split_k=4, warp_specialize=True)
+    return out
+
+
 def decode_candidates(p, default, widths=(32, 64), splits=(1, 2, 4), **fields):
     """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x `widths`
     (32 or 64), block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
@@ -537,6 +586,9 @@ def main(argv=None):
     ap.add_argument("--warp-specialize", action="store_true",
                     help="a sweep of warp_specialize = false / true on TMA schedules of "
                          "the wgmma problems")
+    ap.add_argument("--tma-store", action="store_true",
+                    help="a sweep of tma_store = false / true (the epilogue's stores of "
+                         "C through a TMA tensor map) on tma_store_bases()")
     ap.add_argument("--tf32", action="store_true",
                     help="a TF32 sweep: the f32 problems with tf32 (ids + _tf32), their "
                          "default and tf32_candidates()")
@@ -603,14 +655,10 @@ def main(argv=None):
                             jobs.append((p, v, ["tma"], None))
                 continue
             if args.warp_specialize:
-                seen = set()
-                for b in ws_bases(p, default):
-                    for ws in (False, True):
-                        v = dict(b, warp_specialize=ws)
-                        key = json.dumps(v, sort_keys=True)
-                        if key not in seen:
-                            seen.add(key)
-                            jobs.append((p, v, ["warp_specialize"], None))
+                jobs += both_ways(p, ws_bases(p, default), "warp_specialize")
+                continue
+            if args.tma_store:
+                jobs += both_ways(p, tma_store_bases(p, default), "tma_store")
                 continue
             if args.gemv:
                 for sc in gemv_candidates(p):

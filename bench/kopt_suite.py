@@ -637,11 +637,13 @@ def aggregate(records, peers=PEERS):
 # ======================================================================= launch manifests:
 # TMA tensor maps (kernels[].tensor_maps, docs/manifest.md)
 #
-# A matmul kernel built with `copy = tma` takes, after its `params` (and after the
-# split-K workspace, which is one of them), one .u64 parameter per entry of
+# A matmul kernel built with `copy = tma` (maps of its inputs a and b) or with
+# `tma_store = true` (a map of its output, the last) takes, after its `params` (and
+# after the split-K workspace, which is one of them), one .u64 parameter per entry of
 # `tensor_maps`: the device address of a 128-byte CUtensorMap that the runtime encodes
-# with cuTensorMapEncodeTiled from the device buffer bound to the named parameter.
-# `functions[].launches[].args` bind only `params`: a map is not a tensor.
+# with cuTensorMapEncodeTiled from the device buffer bound to the named parameter (an
+# input or an output; never a workspace). `functions[].launches[].args` bind only
+# `params`: a map is not a tensor.
 
 class ManifestError(ValueError):
     """A malformed launch manifest; the message names the field, e.g.
@@ -710,7 +712,7 @@ def tensor_map_encode_args(kernel, where="kernel"):
     """The arguments of cuTensorMapEncodeTiled for each of `kernel`'s tensor maps, in
     `tensor_maps` order (= the order of the extra .u64 parameters after `params`),
     all but the global address, which is the device address bound to the parameter
-    `param` at launch. Each is a dict:
+    `param` at launch (an input's, or the output's for a TMA store). Each is a dict:
 
         tensor, param (index into params), data_type (CUtensorMapDataType), rank,
         global_dim (the shape reversed: innermost first), global_strides (bytes of
@@ -754,9 +756,10 @@ def tensor_map_encode_args(kernel, where="kernel"):
                                 f"({known})")
         pi = index[name]
         p = params[pi]
-        if p.get("role") != "input":
-            raise ManifestError(f"{w}.tensor: parameter {name} has role {p.get('role')!r}, "
-                                "not input")
+        # An input (TMA loads) or an output (a TMA store epilogue); not a workspace.
+        if p.get("role") not in ("input", "output"):
+            raise ManifestError(f"{w}.tensor: parameter '{name}' has role '{p.get('role')}'; "
+                                "a tensor map reads an input or writes an output parameter")
         dtype, shape = p.get("dtype"), p.get("shape")
         if dtype not in TMAP_DATA_TYPE:
             raise ManifestError(f"{w}.tensor: parameter {name} has dtype {dtype!r}, not one "
@@ -818,6 +821,19 @@ def tensor_map_encode_args(kernel, where="kernel"):
 TMA_ROW_BYTES = 128
 TMA_SWIZZLE = 128
 TMA_OPERANDS = (("a", "block_m"), ("b", "block_n"))
+# tma_store = true: the last map writes the output C [M, N] in boxes of S bytes of N by
+# tma_box_rows(block_m, M) rows, S-byte swizzle, S the largest of 128, 64 and 32 that
+# divides block_n * sizeof(C) (tma_store_swizzle_bytes, as
+# kopt::schedule::tmaStoreSwizzleBytes).
+
+
+def tma_store_swizzle_bytes(block_bytes):
+    """Bytes of a TMA store box's rows and its swizzle: the largest of 128, 64, 32
+    dividing `block_bytes` (block_n * sizeof(C)); 0 when none does."""
+    for span in (128, 64, 32):
+        if block_bytes % span == 0:
+            return span
+    return 0
 
 
 def tma_box_rows(block_rows, operand_rows):
@@ -830,30 +846,81 @@ def _describe(p):
     return f"'{p.get('name')}' [{', '.join(str(d) for d in p.get('shape') or [])}]"
 
 
+def _maps(count):
+    """The count and its noun, e.g. "1 tensor map", "3 tensor maps" (as the C++
+    tensorMapCount)."""
+    return f"{count} tensor map{'' if count == 1 else 's'}"
+
+
+def _check_store_map(maps, j, params, block_m, block_n, at):
+    """The TMA store epilogue's map, maps[j] (the last), as the C++
+    validateStoreTensorMap: of the kernel's 2-D output, box [S / sizeof(dtype),
+    tma_box_rows(block_m, M)], swizzle S = tma_store_swizzle_bytes(block_n *
+    sizeof(dtype))."""
+    m, w = maps[j], f"{at}[{j}]"
+    tensor = params.get(m.get("tensor"))
+    if tensor is None or tensor.get("role") != "output":
+        raise ManifestError(f"{w}.tensor: '{m.get('tensor')}' is not an output parameter of "
+                            "the kernel (with tma_store the last map writes the output)")
+    shape = tensor.get("shape") or []
+    if len(shape) != 2:
+        raise ManifestError(f"{w}.tensor: tma_store writes a 2-D [M, N] output, but "
+                            f"'{tensor.get('name')}' is [{', '.join(str(d) for d in shape)}]")
+    # (tensor_map_encode_args holds the box to the tensor's rank, 2.)
+    box = m["box"]
+    dtype = tensor.get("dtype")
+    size = DTYPE_BYTES[dtype]
+    block_bytes = (f"block_n x sizeof({dtype}) = {block_n} x {size} = "
+                   f"{block_n * size} bytes")
+    span = tma_store_swizzle_bytes(block_n * size)
+    if span == 0:
+        raise ManifestError(f"{w}: schedule.{block_bytes} is not a multiple of 32 "
+                            "(tma_store stores boxes of 32 to 128 bytes of columns)")
+    if box[0] != span // size:
+        raise ManifestError(f"{w}.box[0]: {box[0]}, but with schedule.{block_bytes} "
+                            f"tma_store writes rows of {span} bytes: {span // size} elements")
+    rows = tma_box_rows(block_m, shape[0])
+    if box[1] != rows:
+        raise ManifestError(f"{w}.box[1]: {box[1]}, but schedule.block_m is {block_m} and M "
+                            f"{shape[0]}: the boxes have min(block_m, M rounded up to 8) = "
+                            f"{rows} rows")
+    if m["swizzle"] != span:
+        raise ManifestError(f"{w}.swizzle: {m['swizzle']}, but the tma_store map's rows of "
+                            f"{span} bytes use swizzle {span}")
+
+
 def check_tensor_map_schedule(kernel, where="kernel"):
     """Which tensor maps `kernel` takes (docs/manifest.md, schedule), as the C++
     runtime's validateTensorMapSchedule: none unless it is a matmul; on a matmul
-    with a `schedule`, its `copy` decides: "tma" takes exactly two, map 0 of `a`
-    with box [128 / sizeof(dtype), tma_box_rows(schedule.block_m, M)], map 1 of `b`
-    with box [128 / sizeof(dtype), tma_box_rows(schedule.block_n, N)], both swizzle 128 (a map may name the
-    other input instead when its last, K, dimension is the same: the compiler
-    names one parameter for both maps when a and b are one buffer); any other copy
-    takes none. A matmul without a schedule is held to the entries' rules only.
-    The schedule's types are checked on matmul kernels (an object; `copy` a
-    string; `block_m`, `block_n` integers when copy is "tma"); other kernels'
-    schedules are not read. Call it after tensor_map_encode_args (the entries'
-    own rules); raises ManifestError with the C++ parser's message after
-    `where`."""
+    with a `schedule`, its `copy` and `tma_store` decide. copy "tma" takes the maps
+    of the operands: map 0 of `a` with box [128 / sizeof(dtype),
+    tma_box_rows(schedule.block_m, M)], map 1 of `b` with box [128 / sizeof(dtype),
+    tma_box_rows(schedule.block_n, N)], both swizzle 128 (a map may name the other
+    input instead when its last, K, dimension is the same: the compiler names one
+    parameter for both maps when a and b are one buffer); any other copy none.
+    `tma_store: true` adds one map after those, the last: of the kernel's 2-D output
+    [M, N], box [S / sizeof(dtype), tma_box_rows(schedule.block_m, M)], swizzle S,
+    S = tma_store_swizzle_bytes(schedule.block_n * sizeof(dtype)) (the largest of
+    128, 64 and 32 dividing it; none is an error).
+    So: copy "tma" 2 maps (3 with tma_store), another copy 0 (1 with tma_store). A
+    matmul without a schedule is held to the entries' rules only. The schedule's
+    types are checked on matmul kernels, in the C++ parser's order (an object; `copy`
+    a string; `num_warps` an integer of 1 to 32; `warp_specialize` and `tma_store`
+    booleans; `block_m`, `block_n` integers when copy is "tma" or tma_store is true;
+    then `num_warps` against the block); other kernels' schedules are not read. Call
+    it after tensor_map_encode_args (the entries' own rules); raises ManifestError
+    with the C++ parser's message after `where`."""
     maps = tensor_map_entries(kernel)
     n = len(maps)
     at = f"{where}.tensor_maps"
     if kernel.get("op") != "matmul":
         if n:
             raise ManifestError(f"{at}: op {kernel.get('op')} takes no tensor maps (only a "
-                                f"matmul whose schedule.copy is 'tma' has them), got {n}")
+                                f"matmul whose schedule.copy is 'tma' or schedule.tma_store true has them), got {n}")
         return
     if "schedule" not in kernel:
         return
+    # The schedule's fields (the C++ Reader::getSchedule).
     s, sat = kernel["schedule"], f"{where}.schedule"
     if not isinstance(s, dict):
         raise ManifestError(f"{sat}: must be an object, got {json_type(s)}")
@@ -862,39 +929,52 @@ def check_tensor_map_schedule(kernel, where="kernel"):
     copy = s["copy"]
     if not isinstance(copy, str):
         raise ManifestError(f"{sat}.copy: must be a string, got {json_type(copy)}")
-    # num_warps, when given, must match the block (a warp-specialized kernel
-    # launched without its producer warp would wait forever on its mbarriers).
+    warps = None
     if "num_warps" in s:
         warps = _json_int(s["num_warps"], f"{sat}.num_warps")
         if not 1 <= warps <= 32:
             raise ManifestError(f"{sat}.num_warps: value {warps} out of range [1, 32]")
-        block = kernel.get("block")
-        if isinstance(block, list) and len(block) == 3 and all(
-                isinstance(b, int) and not isinstance(b, bool) for b in block):
-            threads = block[0] * block[1] * block[2]
-            if threads != 32 * warps:
-                raise ManifestError(f"{where}.block: {threads} threads, but "
-                                    f"schedule.num_warps is {warps} ({32 * warps} threads)")
-    if "warp_specialize" in s and not isinstance(s["warp_specialize"], bool):
-        raise ManifestError(f"{sat}.warp_specialize: must be a boolean, got "
-                            f"{json_type(s['warp_specialize'])}")
-    if copy != "tma":
+    for key in ("warp_specialize", "tma_store"):
+        if key in s and not isinstance(s[key], bool):
+            raise ManifestError(f"{sat}.{key}: must be a boolean, got {json_type(s[key])}")
+    loads, store = copy == "tma", s.get("tma_store", False)
+    rows = {}
+    if loads or store:
+        for _, key in TMA_OPERANDS:
+            if key not in s:
+                raise ManifestError(f"{sat}.{key}: missing field")
+            rows[key] = _json_int(s[key], f"{sat}.{key}")
+    # num_warps, when given, must match the block (a warp-specialized kernel
+    # launched without its producer warp would wait forever on its mbarriers).
+    block = kernel.get("block")
+    if warps is not None and isinstance(block, list) and len(block) == 3 and all(
+            _is_int(b) for b in block):
+        threads = block[0] * block[1] * block[2]
+        if threads != 32 * warps:
+            raise ManifestError(f"{where}.block: {threads} threads, but "
+                                f"schedule.num_warps is {warps} ({32 * warps} threads)")
+    # The maps (the C++ validateTensorMapSchedule).
+    expected = (2 if loads else 0) + (1 if store else 0)
+    if not loads and not store:
         if n:
             raise ManifestError(f"{at}: schedule.copy is '{copy}', which takes no tensor "
                                 f"maps, got {n}")
         return
-    rows = {}
-    for _, key in TMA_OPERANDS:
-        if key not in s:
-            raise ManifestError(f"{sat}.{key}: missing field")
-        rows[key] = _json_int(s[key], f"{sat}.{key}")
-    if n != 2:
+    if not store and n != 2:
         raise ManifestError(f"{at}: schedule.copy is 'tma', which takes 2 tensor maps (of "
                             f"'a', then 'b'), got {n}")
+    if n != expected:
+        which = "of 'a', 'b', then the output" if loads else "of the output"
+        raise ManifestError(f"{at}: schedule.copy is '{copy}' and schedule.tma_store is "
+                            f"true, which take {_maps(expected)} ({which}), got {n}")
     params = {}
     for p in kernel.get("params") or []:
         if isinstance(p, dict) and isinstance(p.get("name"), str):
             params.setdefault(p["name"], p)
+    if store:
+        _check_store_map(maps, expected - 1, params, rows["block_m"], rows["block_n"], at)
+    if not loads:
+        return
     for j, (name, key) in enumerate(TMA_OPERANDS):
         m, w = maps[j], f"{at}[{j}]"
         operand, tensor = params.get(name), params.get(m.get("tensor"))

@@ -68,7 +68,8 @@ import run_suite  # noqa: E402  (the worker, the timing routine, the loaders)
 SWEEP_VERSION = 1
 DTYPES = ("f32", "f16", "bf16")
 KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "tf32", "random", "random_valid",
-              "decode", "tma", "gemv", "epilogue", "simt_stages", "warp_specialize")
+              "decode", "tma", "gemv", "epilogue", "simt_stages", "warp_specialize",
+              "tma_store")
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\(")
 MAX_DYNAMIC_SHARED = 227 * 1024   # sm_90 opt-in limit per block
@@ -82,7 +83,7 @@ FAILED = ("error", "timeout", "crashed", "invalid", "not-run")
 RAN = ("ok", "incorrect", "error", "timeout", "crashed")
 SCHEDULE_ORDER = ("instruction", "copy", "block_m", "block_n", "block_k", "warp_m",
                   "warp_n", "num_warps", "stages", "split_k", "swizzle", "vector_width",
-                  "persistent", "warp_specialize")
+                  "persistent", "warp_specialize", "tma_store")
 
 _LOG = {"file": None}
 
@@ -479,7 +480,9 @@ class SweepWorker(run_suite.Worker):
                                         device="cuda")
                 ptrs.append(workspace.data_ptr())
             # TMA tensor maps (k["tensor_maps"]) are encoded here, once, from the
-            # addresses of a and b, and passed after the params.
+            # addresses of a and b (copy = tma) and of c (tma_store = true: the
+            # epilogue stores through a map of the output), and passed after the
+            # params.
             stage = "prepare"
             launch = self.loader.prepare(fn, k["grid"], k["block"], smem, ptrs, kernel=k)
             stage = "launch"
@@ -955,11 +958,11 @@ def fmt_schedule(s):
     short = {"instruction": "", "copy": "", "block_m": "bm", "block_n": "bn", "block_k": "bk",
              "warp_m": "wm", "warp_n": "wn", "num_warps": "warps", "stages": "st",
              "split_k": "splitk", "swizzle": "sw", "vector_width": "vec",
-             "persistent": "persistent", "warp_specialize": "ws"}
+             "persistent": "persistent", "warp_specialize": "ws", "tma_store": "ts"}
     out = []
     for k in keys:
         v = s[k]
-        if k in ("persistent", "warp_specialize") and not v:
+        if k in ("persistent", "warp_specialize", "tma_store") and not v:
             continue
         name = short.get(k, k)
         text = v if isinstance(v, (int, float, str)) else json.dumps(v)

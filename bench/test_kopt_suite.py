@@ -3,8 +3,9 @@
 inference, the generated kopt and PyTorch text, FLOPs/bytes, roofline and SOL
 score, derived figures, aggregates, the manifest check, the TMA tensor maps of a
 manifest kernel (encode arguments, launch order, malformed entries, the maps the
-op and schedule call for, checked against the C++ parser through kopt-run when it
-is built), the PTX parameter count's message and the Markdown report.
+op and schedule call for, copy = tma's and tma_store's, checked against the C++
+parser through kopt-run when it is built), the PTX parameter count's message and
+the Markdown report.
 
     python3 bench/test_kopt_suite.py        (CTest: bench-suite-unit)
 """
@@ -385,6 +386,9 @@ class Manifest(unittest.TestCase):
                          {"matmul_0": {"registers": 108, "spill_stores": 8, "spill_loads": 4}})
 
 
+WORKSPACE = {"name": "workspace", "role": "workspace", "dtype": "f32", "shape": [4096]}
+
+
 def tma_kernel(a_shape=(256, 1024), b_shape=(512, 1024), dtype="bf16", split_k=False,
                maps=None):
     """A matmul kernel of a launch manifest built with copy = tma (docs/manifest.md)."""
@@ -393,8 +397,7 @@ def tma_kernel(a_shape=(256, 1024), b_shape=(512, 1024), dtype="bf16", split_k=F
               {"name": "result", "role": "output", "dtype": dtype,
                "shape": [a_shape[0], b_shape[0]]}]
     if split_k:
-        params.append({"name": "workspace", "role": "workspace", "dtype": "f32",
-                       "shape": [4096]})
+        params.append(dict(WORKSPACE))
     return {"name": "matmul_0", "class": "matmul", "op": "matmul",
             "attrs": {"transpose_b": True}, "params": params,
             "tensor_maps": maps if maps is not None else [
@@ -438,6 +441,28 @@ class TensorMaps(unittest.TestCase):
         k["tensor_maps"] = [{"tensor": "a", "box": [32], "swizzle": 128}]
         (m,) = ks.tensor_map_encode_args(k)
         self.assertEqual((m["rank"], m["global_dim"], m["global_strides"]), (1, [64], []))
+
+    def test_encode_args_output(self):
+        """A TMA store's map (tma_store = true): of the output parameter, encoded
+        like the inputs' (the address bound at launch is the output buffer's). Rows
+        of 128 bytes (64 bf16), as kopt-opt writes it for block_n 256 (512 bytes)."""
+        k = tma_kernel(split_k=True)
+        k["tensor_maps"].append({"tensor": "result", "box": [64, 128], "swizzle": 128})
+        a, b, c = ks.tensor_map_encode_args(k)
+        self.assertEqual(c, {
+            "tensor": "result", "param": 2, "data_type": 9, "rank": 2,
+            "global_dim": [512, 256],           # the shape [256, 512] reversed
+            "global_strides": [1024],           # 512 bf16 elements per row
+            "box": [64, 128], "element_strides": [1, 1], "interleave": 0,
+            "swizzle": 3, "swizzle_bytes": 128, "l2_promotion": 3, "oob_fill": 0})
+        # A narrower tile's: block_n 16 (32 bytes), rows of 32 bytes, swizzle 32.
+        k["tensor_maps"][2] = {"tensor": "result", "box": [16, 128], "swizzle": 32}
+        c = ks.tensor_map_encode_args(k)[2]
+        self.assertEqual((c["box"], c["swizzle"], c["swizzle_bytes"]), ([16, 128], 1, 32))
+        self.assertEqual(ks.launch_param_values(k, [0xa00, 0xb00, 0xc00, 0xd00],
+                                                [0x1000, 0x2000, 0x3000]),
+                         [0xa00, 0xb00, 0xc00, 0xd00, 0x1000, 0x2000, 0x3000])
+        self.assertEqual(ks.launch_param_count_error(k, 7), None)
 
     def test_absent_or_empty(self):
         k = tma_kernel()
@@ -497,8 +522,16 @@ class TensorMaps(unittest.TestCase):
             (tmap(0, box="64x128"), "tensor_maps[0].box: must be an array, got a string"),
             (tmap(0, tensor="x"), "tensor_maps[0].tensor: 'x' is not a parameter of the "
                                   "kernel (a, b, result)"),
-            (tmap(1, tensor="result"), "tensor_maps[1].tensor: parameter result has role "
-                                       "'output', not input"),
+            # A map of the output is an entry like any other (a TMA store); one of
+            # the split-K workspace is not.
+            (lambda k: (k["params"].append(dict(WORKSPACE)),
+                        k["tensor_maps"][1].update(tensor="workspace")),
+             "tensor_maps[1].tensor: parameter 'workspace' has role 'workspace'; a tensor "
+             "map reads an input or writes an output parameter"),
+            (lambda k: (k["params"][2].update(role="scratch"),
+                        k["tensor_maps"][1].update(tensor="result")),
+             "tensor_maps[1].tensor: parameter 'result' has role 'scratch'; a tensor map "
+             "reads an input or writes an output parameter"),
             (tmap(0, swizzle=16), "tensor_maps[0].swizzle: 16 is not 0, 32, 64 or 128"),
             (tmap(0, swizzle="128B"), "tensor_maps[0].swizzle: '128B' is not"),
             (tmap(0, box=[4, 128], swizzle=0), "tensor_maps[0].box[0]: 4 x 2 bytes (bf16) = "
@@ -623,7 +656,66 @@ def _transpose_b_nk(k):
     k["params"][1]["shape"] = [64, 256]
 
 
+def _chain(*changes):
+    def change(k):
+        for c in changes:
+            c(k)
+    return change
+
+
+def _store(copy="tma", columns=None, swizzle=None):
+    """tma_store = true with `copy`, and the output's map as kopt-opt writes it, last:
+    box [S / sizeof(C), tma_box_rows(block_m, M)], swizzle S, S the largest of 128, 64
+    and 32 dividing block_n * sizeof(C) (after the maps of a and b with copy = tma;
+    the only one otherwise). `columns` and `swizzle`, when given, are box[0] and the
+    swizzle instead (what a case expects, spelled out)."""
+    def change(k):
+        k["schedule"].update(copy=copy, tma_store=True)
+        if copy != "tma":
+            k["tensor_maps"] = []
+        c = k["params"][2]
+        size = ks.DTYPE_BYTES[c["dtype"]]
+        span = ks.tma_store_swizzle_bytes(k["schedule"]["block_n"] * size)
+        k["tensor_maps"].append({
+            "tensor": "result", "swizzle": span if swizzle is None else swizzle,
+            "box": [span // size if columns is None else columns,
+                    ks.tma_box_rows(k["schedule"]["block_m"], c["shape"][0])]})
+    return change
+
+
+def _block_n(n):
+    """schedule.block_n = n (at most N = 256), with b's map (copy = tma) of n rows;
+    before _store."""
+    def change(k):
+        k["schedule"]["block_n"] = n
+        if k["schedule"]["copy"] == "tma":
+            k["tensor_maps"][1]["box"] = [k["tensor_maps"][1]["box"][0], n]
+    return change
+
+
+def _m13(k):
+    """A decode kernel: M = 13 rows (A's map has boxes of 16 rows)."""
+    k["params"][0].update(shape=[13, 64])
+    k["params"][2].update(shape=[13, 256])
+    k["tensor_maps"][0].update(box=[64, 16])
+
+
+def _bf16_out(k):
+    k["params"][2]["dtype"] = "bf16"
+
+
+def _workspace_map(k):
+    """A split-K workspace (32 + 2 x M x N f32, as the C++ parser asks), named by
+    map 1."""
+    k["params"].append(dict(WORKSPACE, shape=[32 + 2 * 128 * 256]))
+    k["tensor_maps"][1].update(tensor="workspace")
+
+
 MM = "kernels[0] (matmul_0)"
+STORE_COUNT = ("schedule.copy is 'tma' and schedule.tma_store is true, which take 3 tensor "
+               "maps (of 'a', 'b', then the output), got ")
+STORE_ONLY_COUNT = ("schedule.copy is 'cp_async' and schedule.tma_store is true, which take "
+                    "1 tensor map (of the output), got ")
 TMA_COUNT = "schedule.copy is 'tma', which takes 2 tensor maps (of 'a', then 'b'), got "
 GELU = {"name": "gelu_3", "class": "elementwise", "op": "gelu",
         "attrs": {"approximate": "tanh"},
@@ -671,6 +763,100 @@ SCHEDULE_ERRORS = [
     (_sched(block_m=128.0), ".schedule.block_m: must be an integer, got a number"),
     (lambda k: k.update(tensor_maps=None), ".tensor_maps: must be an array, got null"),
     (_tmap(0, box=[64, True]), ".tensor_maps[0].box[1]: must be an integer, got a boolean"),
+    # A map of the split-K workspace (a map reads an input or writes an output).
+    (_workspace_map, ".tensor_maps[1].tensor: parameter 'workspace' has role 'workspace'; "
+                     "a tensor map reads an input or writes an output parameter"),
+    # tma_store = true: the output's map, last.
+    (_sched(tma_store=True), ".tensor_maps: " + STORE_COUNT + "2"),
+    (_chain(_store(), lambda k: k["tensor_maps"].pop()), ".tensor_maps: " + STORE_COUNT + "2"),
+    (_chain(_store(), lambda k: k["tensor_maps"].append(dict(k["tensor_maps"][2]))),
+     ".tensor_maps: " + STORE_COUNT + "4"),
+    (_chain(_store("cp_async"), lambda k: k.pop("tensor_maps")),
+     ".tensor_maps: " + STORE_ONLY_COUNT + "0"),
+    (_sched(copy="cp_async", tma_store=True), ".tensor_maps: " + STORE_ONLY_COUNT + "2"),
+    (_chain(_store("sync"), lambda k: k.update(tensor_maps=[])),
+     ".tensor_maps: schedule.copy is 'sync' and schedule.tma_store is true, which take 1 "
+     "tensor map (of the output), got 0"),
+    # ... and without tma_store the output's map is one too many.
+    (_chain(_store(), _sched(tma_store=False)), ".tensor_maps: " + TMA_COUNT + "3"),
+    (_chain(_store("cp_async"), _pop("schedule", "tma_store")),
+     ".tensor_maps: schedule.copy is 'cp_async', which takes no tensor maps, got 1"),
+    (_chain(_store(), _tmap(2, tensor="a")),
+     ".tensor_maps[2].tensor: 'a' is not an output parameter of the kernel (with tma_store "
+     "the last map writes the output)"),
+    (_chain(_store("cp_async"), _tmap(0, tensor="b")),
+     ".tensor_maps[0].tensor: 'b' is not an output parameter of the kernel (with tma_store "
+     "the last map writes the output)"),
+    (_chain(_store(), lambda k: k["tensor_maps"].insert(0, k["tensor_maps"].pop())),
+     ".tensor_maps[2].tensor: 'b' is not an output parameter of the kernel (with tma_store "
+     "the last map writes the output)"),
+    # box[0]: rows of S bytes, S the largest of 128, 64, 32 dividing block_n x sizeof(C).
+    (_chain(_store(), _tmap(2, box=[4, 128])),
+     ".tensor_maps[2].box[0]: 4, but with schedule.block_n x sizeof(f32) = 256 x 4 = 1024 "
+     "bytes tma_store writes rows of 128 bytes: 32 elements"),
+    # (the boxes of 32 bytes of the rule before: 8 f32, 16 bf16)
+    (_chain(_store(), _tmap(2, box=[8, 128])),
+     ".tensor_maps[2].box[0]: 8, but with schedule.block_n x sizeof(f32) = 256 x 4 = 1024 "
+     "bytes tma_store writes rows of 128 bytes: 32 elements"),
+    (_chain(_bf16_out, _store(), _tmap(2, box=[16, 128])),
+     ".tensor_maps[2].box[0]: 16, but with schedule.block_n x sizeof(bf16) = 256 x 2 = 512 "
+     "bytes tma_store writes rows of 128 bytes: 64 elements"),
+    (_chain(_bf16_out, _block_n(96), _store(), _tmap(2, box=[64, 128], swizzle=128)),
+     ".tensor_maps[2].box[0]: 64, but with schedule.block_n x sizeof(bf16) = 96 x 2 = 192 "
+     "bytes tma_store writes rows of 64 bytes: 32 elements"),
+    (_chain(_bf16_out, _block_n(32), _store(), _tmap(2, box=[16, 128])),
+     ".tensor_maps[2].box[0]: 16, but with schedule.block_n x sizeof(bf16) = 32 x 2 = 64 "
+     "bytes tma_store writes rows of 64 bytes: 32 elements"),
+    (_chain(_bf16_out, _block_n(16), _store(), _tmap(2, box=[32, 128], swizzle=64)),
+     ".tensor_maps[2].box[0]: 32, but with schedule.block_n x sizeof(bf16) = 16 x 2 = 32 "
+     "bytes tma_store writes rows of 32 bytes: 16 elements"),
+    (_chain(_bf16_out, _block_n(48), _store("cp_async"), _tmap(0, box=[8, 128])),
+     ".tensor_maps[0].box[0]: 8, but with schedule.block_n x sizeof(bf16) = 48 x 2 = 96 "
+     "bytes tma_store writes rows of 32 bytes: 16 elements"),
+    # No S: block_n x sizeof(C) not a multiple of 32 bytes.
+    (_chain(_bf16_out, _block_n(8), _store(columns=8, swizzle=32)),
+     ".tensor_maps[2]: schedule.block_n x sizeof(bf16) = 8 x 2 = 16 bytes is not a multiple "
+     "of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
+    (_chain(_bf16_out, _block_n(24), _store("cp_async", columns=8, swizzle=32)),
+     ".tensor_maps[0]: schedule.block_n x sizeof(bf16) = 24 x 2 = 48 bytes is not a "
+     "multiple of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
+    (_chain(_block_n(4), _store(columns=4, swizzle=0)),
+     ".tensor_maps[2]: schedule.block_n x sizeof(f32) = 4 x 4 = 16 bytes is not a multiple "
+     "of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
+    (_chain(_store(), _tmap(2, box=[32, 64])),
+     ".tensor_maps[2].box[1]: 64, but schedule.block_m is 128 and M 128: the boxes have "
+     "min(block_m, M rounded up to 8) = 128 rows"),
+    (_chain(_m13, _store(), _tmap(2, box=[32, 128])),
+     ".tensor_maps[2].box[1]: 128, but schedule.block_m is 128 and M 13: the boxes have "
+     "min(block_m, M rounded up to 8) = 16 rows"),
+    (_chain(_m13, _store("cp_async"), _tmap(0, box=[32, 13])),
+     ".tensor_maps[0].box[1]: 13, but schedule.block_m is 128 and M 13: the boxes have "
+     "min(block_m, M rounded up to 8) = 16 rows"),
+    # swizzle S (a narrower one is below the box's row, which the entry rules reject).
+    (_chain(_store(), _tmap(2, swizzle=0)),
+     ".tensor_maps[2].swizzle: 0, but the tma_store map's rows of 128 bytes use swizzle 128"),
+    (_chain(_store("cp_async"), _tmap(0, swizzle=0)),
+     ".tensor_maps[0].swizzle: 0, but the tma_store map's rows of 128 bytes use swizzle 128"),
+    (_chain(_bf16_out, _block_n(32), _store(), _tmap(2, swizzle=128)),
+     ".tensor_maps[2].swizzle: 128, but the tma_store map's rows of 64 bytes use swizzle 64"),
+    (_chain(_bf16_out, _block_n(16), _store(), _tmap(2, swizzle=64)),
+     ".tensor_maps[2].swizzle: 64, but the tma_store map's rows of 32 bytes use swizzle 32"),
+    (_chain(_block_n(8), _store("sync"), _tmap(0, swizzle=128)),
+     ".tensor_maps[0].swizzle: 128, but the tma_store map's rows of 32 bytes use swizzle 32"),
+    # The output's map is checked before the operands'.
+    (_chain(_store(), _tmap(0, box=[64, 64]), _tmap(2, swizzle=0)),
+     ".tensor_maps[2].swizzle: 0, but the tma_store map's rows of 128 bytes use swizzle 128"),
+    (_chain(_bf16_out, _block_n(8), _store(columns=8, swizzle=32), _tmap(1, box=[64, 256])),
+     ".tensor_maps[2]: schedule.block_n x sizeof(bf16) = 8 x 2 = 16 bytes is not a multiple "
+     "of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
+    (_chain(_store(), _tmap(0, box=[64, 64])),
+     ".tensor_maps[0].box[1]: 64, but schedule.block_m is 128"),
+    (_sched(tma_store="yes"), ".schedule.tma_store: must be a boolean, got a string"),
+    (_sched(tma_store=1), ".schedule.tma_store: must be a boolean, got an integer"),
+    (_chain(_store("cp_async"), _pop("schedule", "block_m")),
+     ".schedule.block_m: missing field"),
+    (_chain(_store("sync"), _sched(block_n=None)),
+     ".schedule.block_n: must be an integer, got null"),
 ]
 
 
@@ -712,6 +898,34 @@ SCHEDULE_OK = [
     ("cp_async without maps", _other_copy("cp_async", None)),
     ("sync with []", _other_copy("sync", [])),
     ("no schedule: the entries' rules only", lambda k: (k.pop("schedule"), _swap_maps(k))),
+    ("tma_store = false", _sched(tma_store=False)),
+    ("tma_store: maps of a, b, then the output", _store()),
+    ("tma_store with cp_async: the output's map only", _store("cp_async")),
+    ("tma_store with sync: the output's map only", _store("sync")),
+    # Rows of S bytes, S the largest of 128, 64, 32 dividing block_n x sizeof(C).
+    ("tma_store, f32 C, block_n 256 (1024 bytes): [32, 128], swizzle 128",
+     _store(columns=32, swizzle=128)),
+    ("tma_store, bf16 C, block_n 256 (512 bytes): [64, 128], swizzle 128",
+     _chain(_bf16_out, _store(columns=64, swizzle=128))),
+    ("tma_store, bf16 C, block_n 64 (128 bytes): [64, 128], swizzle 128",
+     _chain(_bf16_out, _block_n(64), _store(columns=64, swizzle=128))),
+    ("tma_store, bf16 C, block_n 96 (192 bytes): [32, 128], swizzle 64",
+     _chain(_bf16_out, _block_n(96), _store(columns=32, swizzle=64))),
+    ("tma_store, bf16 C, block_n 32 (64 bytes): [32, 128], swizzle 64",
+     _chain(_bf16_out, _block_n(32), _store(columns=32, swizzle=64))),
+    ("tma_store, f32 C, block_n 16 (64 bytes): [16, 128], swizzle 64",
+     _chain(_block_n(16), _store(columns=16, swizzle=64))),
+    ("tma_store, bf16 C, block_n 16 (32 bytes): [16, 128], swizzle 32",
+     _chain(_bf16_out, _block_n(16), _store(columns=16, swizzle=32))),
+    ("tma_store, bf16 C, block_n 48 (96 bytes): [16, 128], swizzle 32",
+     _chain(_bf16_out, _block_n(48), _store(columns=16, swizzle=32))),
+    ("tma_store, f32 C, block_n 8 (32 bytes), cp_async: [8, 128], swizzle 32",
+     _chain(_block_n(8), _store("cp_async", columns=8, swizzle=32))),
+    ("tma_store, M = 13: boxes of 16 rows", _chain(_m13, _store())),
+    ("tma_store, M = 13, cp_async", _chain(_m13, _store("cp_async"))),
+    ("tma_store, block_m 64", _chain(_sched(block_m=64), _tmap(0, box=[64, 64]), _store())),
+    ("no schedule: a map of the output is an entry like another",
+     _chain(_store(), lambda k: k.pop("schedule"))),
 ]
 
 
@@ -728,7 +942,8 @@ def _kopt_run():
 class TensorMapSchedule(unittest.TestCase):
     """kernels[].tensor_maps against the op and schedule (docs/manifest.md):
     copy = tma takes exactly the maps of a and b with boxes of the block tile,
-    other copies and other ops none; the same messages as the C++ parser."""
+    other copies and other ops none; tma_store = true one more, last, of the
+    output; the same messages as the C++ parser."""
 
     def test_good(self):
         for what, change in SCHEDULE_OK:
@@ -748,11 +963,19 @@ class TensorMapSchedule(unittest.TestCase):
             self.assertEqual(ks.tensor_map_error(k, MM), MM + want)
         self.assertEqual(ks.tensor_map_error(GELU, "kernels[3] (gelu_3)"),
                          "kernels[3] (gelu_3).tensor_maps: op gelu takes no tensor maps (only "
-                         "a matmul whose schedule.copy is 'tma' has them), got 1")
+                         "a matmul whose schedule.copy is 'tma' or schedule.tma_store true has them), got 1")
         with self.assertRaisesRegex(ks.ManifestError, r"box\[1\]: 64, but schedule.block_m"):
             k = sched_kernel()
             k["tensor_maps"][0]["box"] = [64, 64]
             ks.check_tensor_map_schedule(k)
+
+    def test_store_swizzle_bytes(self):
+        """tma_store's rows (and swizzle): the largest of 128, 64 and 32 bytes dividing
+        block_n x sizeof(C), 0 when none does (kopt::schedule::tmaStoreSwizzleBytes)."""
+        for block_bytes, want in ((1024, 128), (512, 128), (256, 128), (128, 128),
+                                  (384, 128), (192, 64), (64, 64), (320, 64), (96, 32),
+                                  (32, 32), (160, 32), (16, 0), (48, 0), (8, 0), (2, 0)):
+            self.assertEqual(ks.tma_store_swizzle_bytes(block_bytes), want, block_bytes)
 
     def test_same_as_the_cpp_parser(self):
         """Every case above through kopt-run's parser (read before the driver is

@@ -6,10 +6,12 @@ the PTX entry's parameter count (a fake libcuda, with and without
 cuFuncGetParamInfo), the record, the
 summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
 CUDA error or a hang; the deadline) with a fake worker that needs no torch and no
-GPU. TF32 problems ("tf32": true): bench/compile_sweep.py's kopt text, ids,
-kopt-space flags, tf32_candidates() and its --tf32 mode (with fake kopt-space,
-kopt-opt and ptxas), the index and manifest checks, the tolerance, and cuBLAS run
-with allow_tf32 (a fake torch).
+GPU. TMA stores (tma_store = true: a map of the output): the manifest check, the
+loaders' encoding from the output's address, compile_sweep.py's --tma-store mode
+(with fake tools) and --dry-run on it. TF32 problems ("tf32": true):
+bench/compile_sweep.py's kopt text, ids, kopt-space flags, tf32_candidates() and
+its --tf32 mode (with fake kopt-space, kopt-opt and ptxas), the index and manifest
+checks, the tolerance, and cuBLAS run with allow_tf32 (a fake torch).
 
     python3 bench/test_run_sweep.py        (CTest: bench-sweep-unit)
 
@@ -125,6 +127,14 @@ class TempDir(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def tool(self, name, text):
+        """Writes an executable `name` (a fake tool) holding `text`; its path."""
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+        return path
 
 
 # ======================================================================= checks
@@ -254,7 +264,9 @@ class ManifestChecks(unittest.TestCase):
         k = dict(self.k, schedule=dict(SCHED, copy="tma"))
         err, _ = self.check(tma(manifest(self.p, ptx="k.ptx", schedule=dict(SCHED))), k=k)
         self.assertIsNone(err)
-        for change, want in (({"tensor": "result"}, "role 'output', not input"),
+        for change, want in (({"tensor": "result"}, "kernels[0].tensor_maps[1].tensor: "
+                                                     "'result' is not an input parameter of "
+                                                     "the kernel"),
                              ({"box": [64, 512]}, "kernels[0].tensor_maps[1].box[1]: 512 is "
                                                   "out of range (1 to 256)"),
                              ({"swizzle": 48}, "tensor_maps[1].swizzle: 48 is not")):
@@ -305,6 +317,85 @@ class ManifestChecks(unittest.TestCase):
         m["kernels"][0]["tensor_maps"] = tma()["kernels"][0]["tensor_maps"]
         self.assertEqual(self.check(m)[0], "matmul_0: kernels[0].tensor_maps: schedule.copy "
                                            "is 'cp_async', which takes no tensor maps, got 2")
+
+    def test_tma_store(self):
+        """tma_store = true: the output's map, last (after a's and b's with copy = tma,
+        alone with another copy): box [S / sizeof(C), min(block_m, M rounded up to
+        8)], swizzle S, S the largest of 128, 64 and 32 bytes dividing block_n x
+        sizeof(C) (docs/manifest.md)."""
+        # block_n x sizeof(C) -> (box[0], swizzle) as kopt-opt writes them.
+        spans = {(128, "bf16"): (64, 128), (128, "f32"): (32, 128),
+                 (32, "bf16"): (32, 64), (16, "f32"): (16, 64),
+                 (16, "bf16"): (16, 32), (8, "f32"): (8, 32)}
+
+        def store(copy="tma", m=64, out_dtype="bf16", block_n=128, change=None):
+            p = rs.normalize_problem(gemm("x", m=m, n=128, k=256, out_dtype=out_dtype,
+                                          kernels=[]))
+            sched = dict(SCHED, instruction="wgmma", copy=copy, block_m=128,
+                         block_n=block_n, vector_width=8, tma_store=True)
+            mf = manifest(p, ptx="k.ptx", schedule=dict(sched))
+            rows = (m + 7) // 8 * 8
+            maps = [{"tensor": "a", "box": [64, min(128, rows)], "swizzle": 128},
+                    {"tensor": "b", "box": [64, block_n], "swizzle": 128}] \
+                if copy == "tma" else []
+            columns, swizzle = spans.get((block_n, out_dtype), (8, 32))
+            maps.append({"tensor": "result", "box": [columns, min(128, rows)],
+                         "swizzle": swizzle})
+            mf["kernels"][0]["tensor_maps"] = maps
+            if change:
+                change(mf["kernels"][0])
+            return rs.check_kernel_manifest(p, dict(self.k, schedule=sched), mf, PTX)[0]
+        for copy in ("tma", "cp_async"):
+            for m in (64, 13, 300):
+                for (bn, odt) in spans:
+                    self.assertIsNone(store(copy, m, odt, bn), (copy, m, bn, odt))
+        ws = {"name": "workspace", "role": "workspace", "dtype": "f32", "shape": [1 << 16]}
+        for args, change, want in (
+                (("tma",), lambda kk: kk["tensor_maps"].pop(),
+                 "kernels[0].tensor_maps: schedule.copy is 'tma' and schedule.tma_store is "
+                 "true, which take 3 tensor maps (of 'a', 'b', then the output), got 2"),
+                (("cp_async",), lambda kk: kk.pop("tensor_maps"),
+                 "kernels[0].tensor_maps: schedule.copy is 'cp_async' and schedule.tma_store "
+                 "is true, which take 1 tensor map (of the output), got 0"),
+                (("tma",), lambda kk: kk["tensor_maps"][2].update(tensor="a"),
+                 "kernels[0].tensor_maps[2].tensor: 'a' is not an output parameter of the "
+                 "kernel (with tma_store the last map writes the output)"),
+                (("cp_async", 64, "f32"), lambda kk: kk["tensor_maps"][0].update(box=[8, 64]),
+                 "kernels[0].tensor_maps[0].box[0]: 8, but with schedule.block_n x "
+                 "sizeof(f32) = 128 x 4 = 512 bytes tma_store writes rows of 128 bytes: "
+                 "32 elements"),
+                (("tma", 64, "bf16", 32),
+                 lambda kk: kk["tensor_maps"][2].update(box=[64, 64], swizzle=128),
+                 "kernels[0].tensor_maps[2].box[0]: 64, but with schedule.block_n x "
+                 "sizeof(bf16) = 32 x 2 = 64 bytes tma_store writes rows of 64 bytes: "
+                 "32 elements"),
+                (("cp_async", 64, "bf16", 16),
+                 lambda kk: kk["tensor_maps"][0].update(box=[8, 64]),
+                 "kernels[0].tensor_maps[0].box[0]: 8, but with schedule.block_n x "
+                 "sizeof(bf16) = 16 x 2 = 32 bytes tma_store writes rows of 32 bytes: "
+                 "16 elements"),
+                # block_n 8 of bf16: 16 bytes, no box of 32 to 128 bytes fits.
+                (("tma", 64, "bf16", 8), None,
+                 "kernels[0].tensor_maps[2]: schedule.block_n x sizeof(bf16) = 8 x 2 = 16 "
+                 "bytes is not a multiple of 32 (tma_store stores boxes of 32 to 128 bytes "
+                 "of columns)"),
+                (("tma", 13), lambda kk: kk["tensor_maps"][2].update(box=[64, 13]),
+                 "kernels[0].tensor_maps[2].box[1]: 13, but schedule.block_m is 128 and M 13: "
+                 "the boxes have min(block_m, M rounded up to 8) = 16 rows"),
+                (("tma",), lambda kk: kk["tensor_maps"][2].update(swizzle=0),
+                 "kernels[0].tensor_maps[2].swizzle: 0, but the tma_store map's rows of 128 "
+                 "bytes use swizzle 128"),
+                (("cp_async", 64, "bf16", 16), lambda kk: kk["tensor_maps"][0].update(swizzle=64),
+                 "kernels[0].tensor_maps[0].swizzle: 64, but the tma_store map's rows of 32 "
+                 "bytes use swizzle 32"),
+                (("tma",), lambda kk: kk["schedule"].update(tma_store="true"),
+                 "kernels[0].schedule.tma_store: must be a boolean, got a string"),
+                (("cp_async",), lambda kk: (kk["params"].append(ws),
+                                            kk["tensor_maps"][0].update(tensor="workspace")),
+                 "kernels[0].tensor_maps[0].tensor: parameter 'workspace' has role "
+                 "'workspace'; a tensor map reads an input or writes an output parameter")):
+            err = store(*args, change=change)
+            self.assertEqual(err, "matmul_0: " + want)
 
     def test_transposed_a(self):
         p = rs.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
@@ -578,6 +669,28 @@ class Loaders(unittest.TestCase):
                                         r".box\[1\]: 300 is out of range \(1 to 256\)"):
                 self.prepare(cls, k, [A, B, C])
 
+    def test_output_map(self):
+        """A TMA store's map (tma_store = true, the last): encoded from the address
+        bound to the output parameter, after the split-K workspace's."""
+        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
+            k = self.kernel(split_k=True)
+            # (rows of 128 bytes, 64 bf16, as kopt-opt writes them for block_n 256)
+            k["tensor_maps"].append({"tensor": "result", "box": [64, 128], "swizzle": 128})
+            loader, lib, launch, launched = self.prepare(cls, k, [A, B, C, WS])
+            launch()
+            self.assertEqual([e["address"] for e in lib.encodes], [B, A, C], cls.__name__)
+            self.assertEqual(lib.encodes[2], {
+                "aligned": True, "data_type": 9, "rank": 2, "address": C,
+                "global_dim": [256, 128], "global_strides": [512], "box": [64, 128],
+                "element_strides": [1, 1], "interleave": 0, "swizzle": 3,
+                "l2_promotion": 3, "oob_fill": 0})
+            maps = [0x7f0000000000 + 256 * i for i in (1, 2, 3)]
+            self.assertEqual(launched, [[A, B, C, WS] + maps])
+            with self.assertRaisesRegex(RuntimeError, r"tensor_maps\[2\] \(tensor result\): "
+                                        r"the address bound to result, 0x7e0000200008, is "
+                                        r"not 16-byte aligned"):
+                self.prepare(cls, k, [A, B, C + 8, WS])
+
     def test_encoder_needs_the_symbol(self):
         with self.assertRaisesRegex(RuntimeError, "no cuTensorMapEncodeTiled"):
             run_suite.TensorMapEncoder(ctypes, object())
@@ -752,6 +865,11 @@ class Record(unittest.TestCase):
         self.assertEqual(rs.fmt_schedule({}), "-")
         self.assertEqual(rs.fmt_schedule({"x": [1, 2], "persistent": True}),
                          "persistent=True x=[1, 2]")
+        wg = dict(SCHED, instruction="wgmma", copy="tma", warp_specialize=True)
+        self.assertEqual(rs.fmt_schedule(dict(wg, tma_store=True)),
+                         "wgmma tma bm=128 bn=128 bk=32 wm=64 wn=32 warps=8 st=2 splitk=1 "
+                         "sw=1 vec=1 ws=True ts=True")
+        self.assertEqual(rs.fmt_schedule(dict(wg, tma_store=False)), rs.fmt_schedule(wg))
 
 
 # ======================================================================= TF32
@@ -791,10 +909,18 @@ k = {"name": "matmul_0", "class": "matmul", "op": "matmul", "attrs": attrs,
                 t("result", "output", odt, (c0, c1))],
      "grid": [1, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0,
      "schedule": sched}
+rows = lambda block, n: min(block, (n + 7) // 8 * 8)  # kopt::schedule::tmaBoxRows
+m, n = int(c0), int(c1)
 if sched.get("copy") == "tma":  # as kopt-opt: 128-byte rows of K x the block tile
     row = 128 // (4 if dt == "f32" else 2)
-    k["tensor_maps"] = [{"tensor": "a", "box": [row, sched["block_m"]], "swizzle": 128},
-                        {"tensor": "b", "box": [row, sched["block_n"]], "swizzle": 128}]
+    k["tensor_maps"] = [{"tensor": "a", "box": [row, rows(sched["block_m"], m)], "swizzle": 128},
+                        {"tensor": "b", "box": [row, rows(sched["block_n"], n)], "swizzle": 128}]
+if sched.get("tma_store"):  # the output's map, last: S bytes of N x block_m rows
+    size = 4 if odt == "f32" else 2  # S: the largest of 128, 64, 32 dividing block_n's bytes
+    span = next(s for s in (128, 64, 32, 0) if s == 0 or sched["block_n"] * size % s == 0)
+    k.setdefault("tensor_maps", []).append(
+        {"tensor": "result", "box": [span // size, rows(sched["block_m"], m)],
+         "swizzle": span})
 with open(out, "w") as f:
     f.write(".visible .entry matmul_0(\\n)\\n")
 with open(out[:-4] + ".json", "w") as f:
@@ -871,13 +997,6 @@ class Tf32Sweep(TempDir):
     """compile_sweep.py --tf32 with fake kopt-space, kopt-opt and ptxas, then
     run_sweep.py --dry-run on what it wrote."""
 
-    def tool(self, name, text):
-        path = os.path.join(self.tmp, name)
-        with open(path, "w") as f:
-            f.write(text)
-        os.chmod(path, 0o755)
-        return path
-
     def test_compile_and_dry_run(self):
         log = os.path.join(self.tmp, "kopt-space.log")
         os.environ["KOPT_FAKE_LOG"] = log
@@ -922,6 +1041,94 @@ class Tf32Sweep(TempDir):
         self.assertIn("1 problems, 19 kernels, 0 kernels with errors", text)
         self.assertIn(" f32->f32 tf32 ", text)
         self.assertNotIn("warning", text)
+
+
+# ======================================================================= tma_store
+
+class TmaStoreSweep(TempDir):
+    """compile_sweep.py --tma-store: tma_store_bases(), each schedule with tma_store
+    false and true (tag "tma_store"), compiled with fake kopt-space, kopt-opt and
+    ptxas, then run_sweep.py --dry-run on what it wrote (the manifests' output maps
+    checked against the schedule)."""
+    DEFAULT = {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 16,
+               "block_k": 128, "warp_m": 64, "warp_n": 16, "num_warps": 5, "stages": 4,
+               "split_k": 4, "swizzle": 1, "vector_width": 8, "persistent": False,
+               "warp_specialize": True, "tma_store": False}
+
+    def test_bases(self):
+        p = cs.problem("x", 32, 768, 2048, "bf16", "bf16", False, True)
+        b = cs.tma_store_bases(p, self.DEFAULT)
+        self.assertEqual(b[0], {k: v for k, v in self.DEFAULT.items() if k != "num_warps"})
+        tiles = [(s["block_m"], s["block_n"], s["warp_m"], s["warp_n"], s["block_k"],
+                  s["stages"], s["split_k"], s["persistent"], s["warp_specialize"])
+                 for s in b[1:]]
+        self.assertEqual(tiles, [(128, 256, 64, 256, 64, 4, 1, False, False),
+                                 (128, 256, 64, 256, 64, 4, 1, False, True),
+                                 (128, 256, 64, 256, 64, 3, 1, True, True),
+                                 (128, 128, 64, 128, 64, 4, 1, True, True),
+                                 (64, 16, 64, 16, 128, 4, 4, False, True)])
+        self.assertTrue(all(s["instruction"] == "wgmma" and s["copy"] == "tma" and
+                            s["vector_width"] == 8 and s["swizzle"] == 1 and
+                            "tma_store" not in s for s in b[1:]))
+        # The decode tile only for M <= 64; swizzle 8 for M >= 512; vector_width 4
+        # for f32 C; f32 operands: the default only.
+        b = cs.tma_store_bases(cs.problem("y", 4096, 4096, 4096, "f16", "f32", False, True),
+                               self.DEFAULT)
+        self.assertEqual(len(b), 5)
+        self.assertEqual({(s["swizzle"], s["vector_width"]) for s in b[1:]}, {(8, 4)})
+        f32 = cs.problem("z", 8, 4096, 4096, "f32", "f32", False, True)
+        self.assertEqual(cs.tma_store_bases(f32, dict(self.DEFAULT, num_warps=4)),
+                         [{k: v for k, v in self.DEFAULT.items() if k != "num_warps"}])
+        self.assertIn("tma_store", rs.KNOWN_TAGS)
+
+    def test_compile_and_dry_run(self):
+        os.environ["KOPT_FAKE_LOG"] = os.path.join(self.tmp, "kopt-space.log")
+        # A decode problem (M <= 64) of 16-bit operands: every base applies.
+        p = next(q for q in cs.suite_problems()
+                 if q["m"] <= 64 and q["dtype"] == "bf16" and q["n"] % 8 == 0)
+        out = os.path.join(self.tmp, "sweep")
+        argv = ["--out", out, "--tma-store", "-j", "2", "--only", p["id"],
+                "--kopt-opt", self.tool("kopt-opt", FAKE_KOPT_OPT),
+                "--kopt-space", self.tool("kopt-space", FAKE_KOPT_SPACE),
+                "--ptxas", self.tool("ptxas", FAKE_PTXAS)]
+        try:
+            rc, text = quiet(cs.main, argv)
+        finally:
+            del os.environ["KOPT_FAKE_LOG"]
+        self.assertEqual(rc, 0, text)
+        with open(os.path.join(out, "compile_sweep.json")) as f:
+            points = json.load(f)["points"]
+        # The default, then 6 bases x tma_store false / true; the fake kopt-opt rejects
+        # the three 128 x 256 tiles (block_k 64), recorded as rejected, not failures.
+        self.assertEqual(len(points), 13)
+        self.assertEqual([x["tags"] for x in points], [["default"]] + [["tma_store"]] * 12)
+        self.assertEqual([x["schedule"].get("tma_store") for x in points[1:]],
+                         [False, True] * 6)
+        self.assertEqual(sum(x["status"] == "rejected" for x in points), 6)
+        self.assertEqual(sum(x["status"] == "ok" for x in points), 7)
+        with open(os.path.join(out, "index.json")) as f:
+            (q,) = json.load(f)["problems"]
+        self.assertEqual(q["id"], p["id"])
+        stored = set()  # the block_n of the tma_store kernels
+        for k in q["kernels"]:
+            with open(os.path.join(out, k["manifest"])) as f:
+                maps = json.load(f)["kernels"][0].get("tensor_maps", [])
+            if k["schedule"].get("tma_store"):
+                # bf16 C: block_n 16 (32 bytes) in rows of 32 bytes, 128 (256) of 128.
+                columns, swizzle = {16: (16, 32), 128: (64, 128)}[k["schedule"]["block_n"]]
+                self.assertEqual(maps[-1]["tensor"], "result")
+                self.assertEqual(maps[-1]["box"], [columns, ks.tma_box_rows(
+                    k["schedule"]["block_m"], p["m"])])
+                self.assertEqual(maps[-1]["swizzle"], swizzle)
+                self.assertEqual(len(maps), 3)
+                stored.add(k["schedule"]["block_n"])
+            else:
+                self.assertEqual(len(maps), 2)
+        self.assertEqual(stored, {16, 128})
+        rc, text = quiet(rs.main, ["--sweep-dir", out, "--dry-run"])
+        self.assertEqual(rc, 0, text)
+        self.assertIn("1 problems, 7 kernels, 0 kernels with errors", text)
+        self.assertIn("(default 1, tma_store 6)", text)
 
 
 class Tf32Checks(unittest.TestCase):

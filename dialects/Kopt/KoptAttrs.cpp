@@ -27,7 +27,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t blockK, int64_t warpM, int64_t warpN,
                                    int64_t stages, int64_t splitK,
                                    int64_t swizzle, int64_t vectorWidth, bool,
-                                   bool) {
+                                   bool, bool) {
   std::pair<const char *, int64_t> sizes[] = {
       {"block_m", blockM}, {"block_n", blockN},  {"block_k", blockK},
       {"warp_m", warpM},   {"warp_n", warpN},    {"stages", stages},
@@ -54,6 +54,7 @@ sched::MatmulSchedule ScheduleAttr::getSchedule() const {
   s.vectorWidth = getVectorWidth();
   s.persistent = getPersistent();
   s.warpSpecialize = getWarpSpecialize();
+  s.tmaStore = getTmaStore();
   return s;
 }
 
@@ -62,7 +63,7 @@ ScheduleAttr ScheduleAttr::get(MLIRContext *ctx,
   return get(ctx, static_cast<ScheduleInstruction>(s.instruction),
              static_cast<ScheduleCopy>(s.copy), s.blockM, s.blockN, s.blockK,
              s.warpM, s.warpN, s.stages, s.splitK, s.swizzle, s.vectorWidth,
-             s.persistent, s.warpSpecialize);
+             s.persistent, s.warpSpecialize, s.tmaStore);
 }
 
 // The enums of the attribute and of kopt::schedule must stay in step.

@@ -43,7 +43,8 @@ def Kopt_ScheduleAttr : AttrDef<Kopt_Dialect, "Schedule"> {
     warps), `stages` shared-memory buffers in the K loop, `split_k` slices of K,
     grouped rasterization of `swizzle` tile rows, `vector_width` output elements
     per epilogue store, `persistent` grid, `warp_specialize` (a producer warp
-    issues the TMA copies; printed only when true). Example:
+    issues the TMA copies) and `tma_store` (the staged epilogue tile leaves
+    through TMA stores), the last two printed only when true. Example:
 
     ```mlir
     #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 128,
@@ -63,7 +64,8 @@ def Kopt_ScheduleAttr : AttrDef<Kopt_Dialect, "Schedule"> {
     "int64_t":$warp_m, "int64_t":$warp_n, "int64_t":$stages,
     "int64_t":$split_k, "int64_t":$swizzle, "int64_t":$vector_width,
     "bool":$persistent,
-    DefaultValuedParameter<"bool", "false">:$warp_specialize
+    DefaultValuedParameter<"bool", "false">:$warp_specialize,
+    DefaultValuedParameter<"bool", "false">:$tma_store
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

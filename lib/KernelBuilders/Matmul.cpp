@@ -65,6 +65,9 @@ struct Contraction {
   /// copy = tma: i64 parameters holding the global addresses of A's and B's
   /// tensor maps (the kernel's last two parameters), else null.
   Value tensorMapA, tensorMapB;
+  /// tma_store: an i64 parameter holding the global address of C's tensor
+  /// map (after A's and B's), else null.
+  Value tensorMapC;
   /// The source matmul allows TF32 (kopt.matmul {tf32}).
   bool tf32 = false;
 };
@@ -277,10 +280,27 @@ namespace {
 /// elements (16 bytes for 16-bit C with width 8), consecutive threads
 /// consecutive chunks: whole 32-byte sectors per warp instead of the pairs'
 /// 4 bytes per row.
+///
+/// With tma_store the tile is instead [block_n / R][block_m][R]: R columns
+/// of S = sched::tmaStoreSwizzleBytes bytes (128, 64 or 32) per sub-tile,
+/// each one TMA box of C's tensor map in the S-byte swizzled layout (PTX
+/// ISA, "Tensor Swizzling Modes": the 16-byte chunk j of row r lies at
+/// chunk j ^ ((r / (128 / S)) % (S / 16))), so that the pair stores of a
+/// warp (8 rows of one chunk column) fall in distinct banks, and one thread
+/// stores the boxes with cp.async.bulk.tensor.
 struct StagedEpilogue {
-  Value tile; // memref<block_m x (block_n + 8) x C, 3>
+  Value tile; // memref<block_m x (block_n + 8) x C, 3>, or the sub-tiles
   Value m0, n0;
   int64_t bm = 0, bn = 0, width = 0;
+  /// tma_store: C's tensor map (an i64 holding its global address), the
+  /// box's columns (R), rows (sched::tmaBoxRows(block_m, M)) and swizzle
+  /// span (S bytes).
+  Value tensorMap;
+  int64_t boxColumns = 0, boxRows = 0, swizzleBytes = 0;
+  /// Every lane's columns lie within 8 of a multiple of R (the warp tiles'
+  /// columns start at multiples of R): stageResult may then split the
+  /// swizzled address into a per-lane base and per-store constants.
+  bool lanesAligned = false;
 };
 
 /// The threads that run a kernel's epilogue: `count` threads, `tid` from 0.
@@ -314,6 +334,92 @@ struct EpilogueThreads {
 };
 } // namespace
 
+/// `v` as (base, c) when it is base + c for a constant c.
+static std::optional<std::pair<Value, int64_t>> splitConstant(Value v) {
+  auto add = v.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  if (std::optional<int64_t> c = getConstantIntValue(add.getRhs()))
+    return std::make_pair(add.getLhs(), *c);
+  if (std::optional<int64_t> c = getConstantIntValue(add.getLhs()))
+    return std::make_pair(add.getRhs(), *c);
+  return std::nullopt;
+}
+
+/// Stores the rounded `vs` of outputs (m, n), ... into the swizzled
+/// sub-tiles of a TMA store epilogue (StagedEpilogue) through one address
+/// per lane: with m = m_l + r and n = n_l + c (r and c constants, multiples
+/// of 8; the lane's n_l - n0 within 8 of a multiple of R: lanesAligned),
+/// the byte address of (m, n) is
+///   (L ^ (((c % R) / E) << 4)) + (c / R) * block_m * S + r * S,
+///   L = tile + ((n_l - n0) / R) * block_m * S + (m_l - m0) * S
+///       + ((chunk(n_l - n0) ^ phase(m_l - m0)) << 4) + ((n_l - n0) % E) * e
+/// (e bytes per element, E = 16 / e per chunk): r keeps the row's phase,
+/// and the constants touch no bit of L's chunk field but the XOR's. Each
+/// store then costs an XOR and an add of constants to the lane's L, instead
+/// of up to 8 swizzled addresses per lane that the compilers would keep
+/// live. Returns false (nothing emitted) when m or n does not split so.
+static bool stageSwizzledWithLaneBase(OpBuilder &b, Location loc,
+                                      const StagedEpilogue &st,
+                                      ArrayRef<Value> rounded, Value m,
+                                      Value n) {
+  if (!st.lanesAligned)
+    return false;
+  std::optional<std::pair<Value, int64_t>> ms = splitConstant(m),
+                                           ns = splitConstant(n);
+  if (!ms || !ns || ms->second < 0 || ns->second < 0 || ms->second % 8 ||
+      ns->second % 8)
+    return false;
+  Type elt = rounded[0].getType();
+  const int64_t e = elt.getIntOrFloatBitWidth() / 8, perChunk = 16 / e;
+  const int64_t S = st.swizzleBytes, R = st.boxColumns, subBytes = st.bm * S;
+  auto idx = [&](int64_t v) { return indexConst(b, loc, v); };
+  Value rl = arith::SubIOp::create(b, loc, ms->first, st.m0);
+  Value cl = arith::SubIOp::create(b, loc, ns->first, st.n0);
+  Value inBox = arith::RemUIOp::create(b, loc, cl, idx(R));
+  Value chunk = arith::DivUIOp::create(b, loc, inBox, idx(perChunk));
+  Value phase = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, rl, idx(128 / S)), idx(S / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+  Value subOff = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, cl, idx(R)), idx(subBytes));
+  Value rowOff = arith::MulIOp::create(b, loc, rl, idx(S));
+  Value chunkOff = arith::MulIOp::create(b, loc, swizzled, idx(16));
+  Value inChunk = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, inBox, idx(perChunk)), idx(e));
+  Value laneOff = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, subOff,
+                            arith::AddIOp::create(b, loc, rowOff, chunkOff)),
+      inChunk);
+  auto i64 = b.getI64Type();
+  Value tile = arith::IndexCastUIOp::create(
+      b, loc, i64,
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, st.tile));
+  Value lane = arith::AddIOp::create(
+      b, loc, tile, arith::IndexCastUIOp::create(b, loc, i64, laneOff));
+  int64_t c = ns->second, r = ms->second;
+  Value flipped = arith::XOrIOp::create(
+      b, loc, lane,
+      arith::ConstantIntOp::create(b, loc, i64, ((c % R) / perChunk) * 16)
+          .getResult());
+  Value addr = arith::AddIOp::create(
+      b, loc, flipped,
+      arith::ConstantIntOp::create(b, loc, i64, (c / R) * subBytes + r * S)
+          .getResult());
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, ptr3, addr);
+  Value value = rounded[0];
+  if (rounded.size() > 1)
+    value = vector::FromElementsOp::create(
+        b, loc, VectorType::get({static_cast<int64_t>(rounded.size())}, elt),
+        rounded);
+  LLVM::StoreOp::create(
+      b, loc, value, ptr,
+      /*alignment=*/static_cast<unsigned>(e * rounded.size()));
+  return true;
+}
+
 /// Writes `vs` (not rounded) for outputs (m, n), (m, n + 1), ... into the
 /// staged tile.
 static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
@@ -322,9 +428,89 @@ static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
   SmallVector<Value> rounded;
   for (Value v : vs)
     rounded.push_back(roundResult(b, loc, c, v));
-  storeElements(b, loc, rounded, st.tile,
-                ValueRange{arith::SubIOp::create(b, loc, m, st.m0),
-                           arith::SubIOp::create(b, loc, n, st.n0)});
+  if (st.tensorMap && stageSwizzledWithLaneBase(b, loc, st, rounded, m, n))
+    return;
+  Value row = arith::SubIOp::create(b, loc, m, st.m0);
+  Value col = arith::SubIOp::create(b, loc, n, st.n0);
+  if (!st.tensorMap) {
+    storeElements(b, loc, rounded, st.tile, ValueRange{row, col});
+    return;
+  }
+  // Sub-tile col / R, column col % R at its swizzled place: 16-byte chunk
+  // (col % R) / E ^ (row / (128 / S)) % (S / 16) (E elements per chunk); a
+  // pair stays in its chunk (E is even, col is even for pairs).
+  int64_t perChunk = 16 / (rounded[0].getType().getIntOrFloatBitWidth() / 8);
+  Value sub =
+      arith::DivUIOp::create(b, loc, col, indexConst(b, loc, st.boxColumns));
+  Value inBox =
+      arith::RemUIOp::create(b, loc, col, indexConst(b, loc, st.boxColumns));
+  Value chunk =
+      arith::DivUIOp::create(b, loc, inBox, indexConst(b, loc, perChunk));
+  Value phase = arith::RemUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, row,
+                             indexConst(b, loc, 128 / st.swizzleBytes)),
+      indexConst(b, loc, st.swizzleBytes / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+  Value inChunk =
+      arith::RemUIOp::create(b, loc, inBox, indexConst(b, loc, perChunk));
+  Value at = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, swizzled, indexConst(b, loc, perChunk)),
+      inChunk);
+  storeElements(b, loc, rounded, st.tile, ValueRange{sub, row, at});
+}
+
+/// Waits until the TMA unit has read the shared memory of this thread's
+/// committed TMA stores (a no-op for threads that issued none).
+static void waitForTmaStoreReads(OpBuilder &b, Location loc) {
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       b.getUnitAttr());
+}
+
+/// The TMA store of a staged tile: every epilogue thread makes its
+/// shared-memory writes visible to the async proxy (fence.proxy.async), a
+/// barrier, then thread 0 stores box j (columns n0 + j R ..., rows m0 ...)
+/// from sub-tile j and commits them as one bulk async-group. Nobody waits:
+/// waitForTmaStoreReads before the memory is written again or the block
+/// exits.
+static void storeStagedTileWithTma(OpBuilder &b, Location loc,
+                                   const StagedEpilogue &st,
+                                   const EpilogueThreads &et) {
+  int64_t eltBytes =
+      cast<MemRefType>(st.tile.getType()).getElementTypeBitWidth() / 8;
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  et.barrier(b, loc);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, et.tid,
+                                      indexConst(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value map = LLVM::IntToPtrOp::create(b, loc, ptr, st.tensorMap);
+  Value base = arith::IndexCastUIOp::create(
+      b, loc, i64,
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, st.tile));
+  Value row = arith::IndexCastUIOp::create(b, loc, i32, st.m0);
+  int64_t subBytes = st.bm * st.boxColumns * eltBytes;
+  for (int64_t j = 0; j < st.bn / st.boxColumns; ++j) {
+    Value addr = arith::AddIOp::create(
+        b, loc, base,
+        arith::ConstantIntOp::create(b, loc, i64, j * subBytes).getResult());
+    Value src = LLVM::IntToPtrOp::create(b, loc, ptr3, addr);
+    Value n = arith::AddIOp::create(b, loc, st.n0,
+                                    indexConst(b, loc, j * st.boxColumns));
+    Value col = arith::IndexCastUIOp::create(b, loc, i32, n);
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        b, loc, map, src, ValueRange{col, row}, /*l2CacheHint=*/Value(),
+        NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
 }
 
 /// Stores the staged tile to C (inside the bounds; N % width == 0, so a
@@ -333,6 +519,8 @@ static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
 static void storeStagedTile(OpBuilder &b, Location loc, const Contraction &c,
                             const StagedEpilogue &st,
                             const EpilogueThreads &et) {
+  if (st.tensorMap)
+    return storeStagedTileWithTma(b, loc, st, et);
   et.barrier(b, loc);
   Value tid = et.tid;
   int64_t threads = et.count;
@@ -967,18 +1155,52 @@ struct MmaTiles {
 /// Starts the staged epilogue of the block tile at (m0, n0), its tile at byte
 /// `offset` of the dynamic shared memory `smem`: once no warp reads that
 /// memory any more (a barrier of the epilogue's threads; a mainloop whose
-/// buffers it reuses has no copy in flight after it: kopt.mainloop's drain).
+/// buffers it reuses has no copy in flight after it: kopt.mainloop's drain;
+/// with tma_store, the TMA unit has read the previous tile's boxes).
 static StagedEpilogue beginStagedEpilogue(OpBuilder &b, Location loc,
                                           const Contraction &c,
                                           const sched::MatmulSchedule &s,
                                           Value smem, int64_t offset, Value m0,
                                           Value n0, const EpilogueThreads &et) {
+  if (s.tmaStore)
+    waitForTmaStoreReads(b, loc);
   et.barrier(b, loc);
   Type elt = cast<MemRefType>(c.out.getType()).getElementType();
   StagedEpilogue st;
-  st.tile = sharedView(b, loc, smem, offset, {s.blockM, s.blockN + 8}, elt);
   st.m0 = m0, st.n0 = n0;
   st.bm = s.blockM, st.bn = s.blockN, st.width = s.vectorWidth;
+  if (s.tmaStore) {
+    st.tensorMap = c.tensorMapC;
+    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    st.swizzleBytes = sched::tmaStoreSwizzleBytes(s.blockN * eltBytes);
+    st.boxColumns = st.swizzleBytes / eltBytes;
+    // wgmma lanes hold columns 2 (l % 4) (+ 1) + 8 j of their warpgroup's
+    // warp_n columns (buildWgmma's storeTile).
+    st.lanesAligned = s.instruction == sched::Instruction::Wgmma &&
+                      s.warpN % st.boxColumns == 0;
+    st.boxRows = sched::tmaBoxRows(s.blockM, c.M);
+    // The tile's byte offset plus an opaque zero (inline assembly with side
+    // effects, once per tile): the lanes' swizzled store addresses (up to 8
+    // XOR patterns per lane) are loop-invariant in a persistent block's tile
+    // loop, and LLVM would hoist them out of it, keeping them live through
+    // the K loop (measured with 128 x 256 tiles: 64 addresses, 168
+    // registers and spills instead of 154).
+    Value zero =
+        LLVM::InlineAsmOp::create(
+            b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, 0;", "=r",
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+            ArrayAttr())
+            .getResult(0);
+    Value at = arith::AddIOp::create(
+        b, loc, indexConst(b, loc, offset),
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), zero));
+    st.tile =
+        sharedView(b, loc, smem, at,
+                   {s.blockN / st.boxColumns, s.blockM, st.boxColumns}, elt);
+  } else {
+    st.tile = sharedView(b, loc, smem, offset, {s.blockM, s.blockN + 8}, elt);
+  }
   return st;
 }
 
@@ -1414,6 +1636,9 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
     org.m0 = m0, org.n0 = n0, org.tile = tile;
     storeTile(m0, n0, org, [&](int64_t t) { return kLoop.getResult(t); });
     b.setInsertionPointAfter(tileLoop);
+    // The shared memory of the last TMA stores must stay until they are read.
+    if (s.tmaStore)
+      waitForTmaStoreReads(b, loc);
     gpu::ReturnOp::create(b, loc);
     return cfg;
   }
@@ -1425,6 +1650,8 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   const TileOrigin &org = *origin;
   MainloopOp kLoop = mainloop(org.m0, org.n0, org.kBase, org.kTiles);
   storeTile(org.m0, org.n0, org, [&](int64_t t) { return kLoop.getResult(t); });
+  if (s.tmaStore)
+    waitForTmaStoreReads(b, loc);
   gpu::ReturnOp::create(b, loc);
   return cfg;
 }
@@ -1502,6 +1729,31 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
       int64_t rowElements = 128 / (type.getElementTypeBitWidth() / 8);
       tensorMaps.push_back({arg.getArgNumber(), {rowElements, o.rows}, 128});
     }
+  }
+  // tma_store: C's tensor map follows: C [M, N] (dims N, M), a box of 32
+  // bytes of N (16 16-bit or 8 f32 elements) x block_m rows (fewer when M
+  // is: sched::tmaBoxRows), 32-byte swizzle; the TMA unit clips the boxes
+  // at M and N.
+  if (s.tmaStore) {
+    MLIRContext *ctx = func.getContext();
+    auto type = cast<MemRefType>(c->out.getType());
+    auto arg = dyn_cast<BlockArgument>(c->out);
+    if (!arg || arg.getOwner() != &func.front() || type.getRank() != 2 ||
+        !type.getLayout().isIdentity())
+      return kernel.emitOpError("tma_store needs C as a 2-D row-major [M, N] "
+                                "kernel parameter; got ")
+             << type;
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, IntegerType::get(ctx, 64),
+                                   DictionaryAttr(), kernel.getLoc())))
+      return kernel.emitOpError("cannot add the tensor map parameter of C");
+    c->tensorMapC = func.getArgument(index);
+    tensorMaps.push_back(
+        {arg.getArgNumber(),
+         {sched::tmaStoreSwizzleBytes(s.blockN * sched::bytesOf(w.c)) /
+              sched::bytesOf(w.c),
+          sched::tmaBoxRows(s.blockM, c->M)},
+         sched::tmaStoreSwizzleBytes(s.blockN * sched::bytesOf(w.c))});
   }
   FailureOr<LaunchConfig> cfg =
       s.instruction == sched::Instruction::Wgmma

@@ -448,7 +448,7 @@ Status checkTensorMap(const KernelSpec &kernel, size_t index,
   std::string at = prefix + "tensor_maps[" + std::to_string(index) + "]";
   std::string tensorAt = at + ".tensor", boxAt = at + ".box";
 
-  // The tensor: an input parameter of rank 1 to 5.
+  // The tensor: an input or output parameter of rank 1 to 5.
   size_t paramIndex = kernel.params.size();
   for (size_t i = 0;
        i < kernel.params.size() && paramIndex == kernel.params.size(); ++i)
@@ -465,10 +465,11 @@ Status checkTensorMap(const KernelSpec &kernel, size_t index,
   const TensorSpec &tensor = kernel.params[paramIndex];
   std::string described = "'" + tensor.name + "' (" + dtypeName(tensor.dtype) +
                           " " + shapeToString(tensor.shape) + ")";
-  if (tensor.role != Role::Input)
+  if (tensor.role == Role::Workspace)
     return fail(tensorAt, "parameter '" + tensor.name + "' has role '" +
                               roleName(tensor.role) +
-                              "'; a tensor map reads an input parameter");
+                              "'; a tensor map reads an input or writes an "
+                              "output parameter");
   size_t rank = tensor.shape.size();
   if (rank < 1 || rank > kMaxTensorMapRank)
     return fail(tensorAt, described + " has rank " + std::to_string(rank) +
@@ -566,6 +567,64 @@ std::string tensorMapCount(size_t count) {
 }
 } // namespace
 
+namespace {
+/// The TMA store epilogue's map (tensor_maps[index], `at` naming the array):
+/// of the kernel's 2-D output, box [S / sizeof(dtype), tmaBoxRows(block_m,
+/// M)], S-byte swizzle, S = tmaStoreSwizzleBytes(block_n * sizeof(dtype))
+/// (lib/KernelBuilders/Matmul.cpp).
+Status validateStoreTensorMap(const KernelSpec &kernel, size_t index,
+                              const std::string &at) {
+  const ScheduleSpec &schedule = *kernel.schedule;
+  const TensorMapSpec &map = kernel.tensorMaps[index];
+  std::string mapAt = at + "[" + std::to_string(index) + "]";
+  const TensorSpec *tensor = kernel.findParam(map.tensor);
+  if (!tensor || tensor->role != Role::Output)
+    return fail(mapAt + ".tensor",
+                "'" + map.tensor +
+                    "' is not an output parameter of the kernel (with "
+                    "tma_store the last map writes the output)");
+  if (tensor->shape.size() != 2)
+    return fail(mapAt + ".tensor",
+                "tma_store writes a 2-D [M, N] output, but '" + tensor->name +
+                    "' is " + shapeToString(tensor->shape));
+  // (checkTensorMap holds the box to the tensor's rank, 2.)
+  // Rows of S bytes, the largest of 128, 64 and 32 dividing block_n's.
+  const int64_t size = dtypeSize(tensor->dtype);
+  const std::string blockBytes =
+      "block_n x sizeof(" + std::string(dtypeName(tensor->dtype)) +
+      ") = " + std::to_string(schedule.blockN) + " x " + std::to_string(size) +
+      " = " + std::to_string(schedule.blockN * size) + " bytes";
+  const int64_t span =
+      kopt::schedule::tmaStoreSwizzleBytes(schedule.blockN * size);
+  if (span == 0)
+    return fail(mapAt, "schedule." + blockBytes +
+                           " is not a multiple of 32 (tma_store stores boxes "
+                           "of 32 to 128 bytes of columns)");
+  if (map.box[0] != span / size)
+    return fail(mapAt + ".box[0]",
+                std::to_string(map.box[0]) + ", but with schedule." +
+                    blockBytes + " tma_store writes rows of " +
+                    std::to_string(span) +
+                    " bytes: " + std::to_string(span / size) + " elements");
+  int64_t rows =
+      kopt::schedule::tmaBoxRows(schedule.blockM, tensor->shape.front());
+  if (map.box[1] != rows)
+    return fail(mapAt + ".box[1]",
+                std::to_string(map.box[1]) + ", but schedule.block_m is " +
+                    std::to_string(schedule.blockM) + " and M " +
+                    std::to_string(tensor->shape.front()) +
+                    ": the boxes have min(block_m, M rounded up to 8) = " +
+                    std::to_string(rows) + " rows");
+  if (map.swizzle != span)
+    return fail(mapAt + ".swizzle", std::to_string(map.swizzle) +
+                                        ", but the tma_store map's rows of " +
+                                        std::to_string(span) +
+                                        " bytes use swizzle " +
+                                        std::to_string(span));
+  return Status::success();
+}
+} // namespace
+
 Status validateTensorMapSchedule(const KernelSpec &kernel,
                                  const std::string &where) {
   const std::string at = where + ".tensor_maps";
@@ -575,23 +634,37 @@ Status validateTensorMapSchedule(const KernelSpec &kernel,
       return Status::success();
     return fail(at, std::string("op ") + opName(kernel.op) +
                         " takes no tensor maps (only a matmul whose "
-                        "schedule.copy is 'tma' has them), got " +
+                        "schedule.copy is 'tma' or schedule.tma_store true has "
+                        "them), got " +
                         std::to_string(count));
   }
   if (!kernel.schedule)
     return Status::success(); // the per-entry rules only
   const ScheduleSpec &schedule = *kernel.schedule;
-  if (schedule.copy != "tma") {
+  const bool loads = schedule.copy == "tma";
+  const size_t expected = (loads ? 2 : 0) + (schedule.tmaStore ? 1 : 0);
+  if (!schedule.tmaStore && !loads) {
     if (count == 0)
       return Status::success();
     return fail(at, "schedule.copy is '" + schedule.copy +
                         "', which takes no tensor maps, got " +
                         std::to_string(count));
   }
-  if (count != 2)
+  if (!schedule.tmaStore && count != 2)
     return fail(at, "schedule.copy is 'tma', which takes 2 tensor maps (of "
                     "'a', then 'b'), got " +
                         std::to_string(count));
+  if (count != expected)
+    return fail(at,
+                "schedule.copy is '" + schedule.copy +
+                    "' and schedule.tma_store is true, which take " +
+                    tensorMapCount(expected) + " (" +
+                    (loads ? "of 'a', 'b', then the output" : "of the output") +
+                    "), got " + std::to_string(count));
+  if (schedule.tmaStore)
+    KOPT_RETURN_IF_ERROR(validateStoreTensorMap(kernel, expected - 1, at));
+  if (!loads)
+    return Status::success();
 
   // Map 0 reads A's [block_m, 128-byte] tiles, map 1 B's [block_n, 128-byte]
   // ones (fewer rows for an operand with fewer: schedule::tmaBoxRows), both
@@ -1079,7 +1152,8 @@ public:
   }
 
   /// The parts of a `schedule` the runtime checks the tensor maps against:
-  /// `copy` (a string), and `block_m`, `block_n` (integers) when it is "tma".
+  /// `copy` (a string), `tma_store` (a boolean, when given), and `block_m`,
+  /// `block_n` (integers) when copy is "tma" or tma_store is true.
   Expected<ScheduleSpec> getSchedule(const json &v,
                                      const std::string &path) const {
     KOPT_RETURN_IF_ERROR(expectObject(v, path));
@@ -1102,7 +1176,13 @@ public:
       if (!ws.ok())
         return ws.status();
     }
-    if (s.copy != "tma")
+    if (v.contains("tma_store")) {
+      Expected<bool> store = getBool(v, path, "tma_store");
+      if (!store.ok())
+        return store.status();
+      s.tmaStore = *store;
+    }
+    if (s.copy != "tma" && !s.tmaStore)
       return s;
     Expected<int64_t> blockM = getInt(v, path, "block_m");
     if (!blockM.ok())

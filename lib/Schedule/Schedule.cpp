@@ -171,7 +171,8 @@ bool MatmulSchedule::operator==(const MatmulSchedule &o) const {
          blockN == o.blockN && blockK == o.blockK && warpM == o.warpM &&
          warpN == o.warpN && stages == o.stages && splitK == o.splitK &&
          swizzle == o.swizzle && vectorWidth == o.vectorWidth &&
-         persistent == o.persistent && warpSpecialize == o.warpSpecialize;
+         persistent == o.persistent && warpSpecialize == o.warpSpecialize &&
+         tmaStore == o.tmaStore;
 }
 
 std::string MatmulWorkload::key(const std::string &chip) const {
@@ -343,6 +344,29 @@ std::optional<std::string> validate(const MatmulSchedule &s,
   if (w.m <= 0 || w.n <= 0 || w.k <= 0)
     return cat("the workload ", w.m, "x", w.n, "x", w.k, " is empty");
 
+  if (s.tmaStore) {
+    if (s.instruction != Instruction::Wgmma)
+      return cat("tma_store = true is implemented for wgmma (sm_90a) only, "
+                 "not ",
+                 toString(s.instruction));
+    if (!stagedEpilogue(s))
+      return cat("tma_store = true stores the staged epilogue tile: "
+                 "vector_width must be above 2, got ",
+                 s.vectorWidth);
+    if (!tmaStoreSwizzleBytes(s.blockN * bytesOf(w.c)))
+      return cat("tma_store = true stores boxes of 32 to 128 bytes of "
+                 "columns: block_n * sizeof(",
+                 toString(w.c), ") (", s.blockN * bytesOf(w.c),
+                 " bytes) must be a multiple of 32");
+    if ((w.n * bytesOf(w.c)) % 16)
+      return cat("tma_store = true needs C's row pitch to be a multiple of "
+                 "16 bytes (TMA): N (",
+                 w.n, ") must be a multiple of ", 16 / bytesOf(w.c), " for ",
+                 toString(w.c));
+    if (std::max(w.m, w.n) > (int64_t(1) << 32))
+      return cat("TMA tensor maps take dimensions up to 2^32; C is ", w.m, "x",
+                 w.n);
+  }
   if (s.blockM % s.warpM)
     return cat("block_m (", s.blockM, ") must be a multiple of warp_m (",
                s.warpM, ")");
@@ -870,6 +894,7 @@ json domains() {
   d["vector_width"] = kVectorWidth;
   d["persistent"] = json::array({false, true});
   d["warp_specialize"] = json::array({false, true});
+  d["tma_store"] = json::array({false, true});
   return d;
 }
 
@@ -891,18 +916,22 @@ template <typename F> void forEachPoint(F &&f) {
                         s.blockN = bn, s.blockK = bk, s.warpM = wm,
                         s.warpN = wn, s.stages = st, s.splitK = sk,
                         s.swizzle = sw, s.vectorWidth = vw;
-                        // persistent and warp_specialize only where
-                        // they can be valid (wgmma; split_k = 1; tma).
+                        // persistent, warp_specialize and tma_store only
+                        // where they can be valid (wgmma; split_k = 1;
+                        // tma; a staged epilogue).
                         bool ws =
                             i == Instruction::Wgmma && c == CopyEngine::TMA;
                         bool pe = i == Instruction::Wgmma && sk == 1;
+                        bool ts = i == Instruction::Wgmma && vw > 2;
                         for (bool p : {false, true})
-                          for (bool w : {false, true}) {
-                            if ((p && !pe) || (w && !ws))
-                              continue;
-                            s.persistent = p, s.warpSpecialize = w;
-                            f(s);
-                          }
+                          for (bool w : {false, true})
+                            for (bool t : {false, true}) {
+                              if ((p && !pe) || (w && !ws) || (t && !ts))
+                                continue;
+                              s.persistent = p, s.warpSpecialize = w;
+                              s.tmaStore = t;
+                              f(s);
+                            }
                       }
 }
 } // namespace
@@ -996,6 +1025,11 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
       "persistent = true: wgmma, split_k = 1",
       "warp_specialize = true: wgmma, copy = tma (one more warp: the "
       "producer)",
+      "tma_store = true: wgmma, vector_width > 2 (a staged epilogue), "
+      "block_n * sizeof(C dtype) a multiple of 32 (the tile stored as "
+      "boxes of 128, 64 or 32 bytes of columns, the largest dividing it, "
+      "swizzled as wide), N * sizeof(C dtype) % 16 == 0 (C's row pitch), M "
+      "and N <= 2^32",
       "gemv: copy = sync, stages = 1; A and B of one type, both contiguous "
       "along K, K a multiple of 16 / sizeof(dtype); block_k * sizeof(dtype) "
       "a multiple of 16 and <= 64; warp_m == block_m; vector_width = 1; "
@@ -1025,6 +1059,7 @@ MatmulSchedule samplePoint(std::mt19937_64 &rng) {
   s.vectorWidth = pick(kVectorWidth);
   s.persistent = pick(std::vector<bool>{false, true});
   s.warpSpecialize = pick(std::vector<bool>{false, true});
+  s.tmaStore = pick(std::vector<bool>{false, true});
   return s;
 }
 
@@ -1042,7 +1077,8 @@ json toJSON(const MatmulSchedule &s) {
               {"swizzle", s.swizzle},
               {"vector_width", s.vectorWidth},
               {"persistent", s.persistent},
-              {"warp_specialize", s.warpSpecialize}};
+              {"warp_specialize", s.warpSpecialize},
+              {"tma_store", s.tmaStore}};
 }
 
 namespace {
@@ -1107,10 +1143,14 @@ std::optional<json> parseJSON(const std::string &text, std::string &error) {
 }
 
 bool isParameterName(const std::string &key) {
-  static const char *names[] = {
-      "instruction",  "copy",       "block_m",   "block_n",        "block_k",
-      "warp_m",       "warp_n",     "stages",    "split_k",        "swizzle",
-      "vector_width", "persistent", "num_warps", "warp_specialize"};
+  static const char *names[] = {"instruction",  "copy",
+                                "block_m",      "block_n",
+                                "block_k",      "warp_m",
+                                "warp_n",       "stages",
+                                "split_k",      "swizzle",
+                                "vector_width", "persistent",
+                                "num_warps",    "warp_specialize",
+                                "tma_store"};
   return std::any_of(std::begin(names), std::end(names),
                      [&](const char *n) { return key == n; });
 }
@@ -1176,12 +1216,14 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
       }
       continue;
     }
-    if (key == "persistent" || key == "warp_specialize") {
+    if (key == "persistent" || key == "warp_specialize" || key == "tma_store") {
       if (!v.is_boolean()) {
         error = cat("'", key, "' must be true or false");
         return std::nullopt;
       }
-      (key == "persistent" ? s.persistent : s.warpSpecialize) = v.get<bool>();
+      (key == "persistent"        ? s.persistent
+       : key == "warp_specialize" ? s.warpSpecialize
+                                  : s.tmaStore) = v.get<bool>();
       continue;
     }
     if (key == "num_warps") {
@@ -1228,6 +1270,9 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
     s.warpSpecialize = false;
   if (!j.contains("persistent") && s.instruction != Instruction::Wgmma)
     s.persistent = false;
+  if (!j.contains("tma_store") &&
+      (s.instruction != Instruction::Wgmma || !stagedEpilogue(s)))
+    s.tmaStore = false;
   if (j.contains("num_warps") &&
       (!j["num_warps"].is_number_integer() ||
        j["num_warps"].get<int64_t>() != s.numWarps() ||

@@ -174,6 +174,32 @@ def problems():
          dict(tf32(128, 256, 64, 256, 32, 4, 4), warp_specialize=True)),
         (100, 1000, 1004, "f32", "f32", True,
          dict(tf32(64, 64, 64, 64, 32, 4, 4, split_k=2), warp_specialize=True)),
+        # TMA store epilogue (tma_store: the staged tile leaves through 32-byte
+        # swizzled TMA boxes of C's tensor map, clipped at M and N): full and
+        # partial tiles, f32 C with cp.async loads, split-K with a producer warp
+        # and M below the tile (boxes of 40 rows), persistent grids (the store
+        # overlapping the next tile's K loop) with TMA and cp.async loads, a
+        # decode tile of 16 columns, TF32.
+        (4096, 4096, 4096, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "tma_store": True}),
+        (4097, 4088, 4096, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "persistent": True, "stages": 3,
+          "warp_specialize": True, "tma_store": True}),
+        (300, 1000, 1000, "bf16", "f32", True,
+         {"copy": "cp_async", "vector_width": 4, "tma_store": True}),
+        (33, 4096, 14336, "bf16", "bf16", True,
+         {"copy": "tma", "vector_width": 8, "split_k": 4, "warp_specialize": True,
+          "tma_store": True}),
+        (2048, 2056, 520, "f16", "f16", True,
+         {"copy": "cp_async", "vector_width": 8, "persistent": True, "stages": 3,
+          "tma_store": True}),
+        (64, 768, 2048, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 16,
+          "block_k": 128, "warp_m": 64, "warp_n": 16, "stages": 4, "split_k": 4,
+          "swizzle": 1, "vector_width": 8, "warp_specialize": True,
+          "tma_store": True}),
+        (2048, 2056, 520, "f32", "f32", True,
+         dict(tf32(128, 128, 64, 128, 32, 3, 4, persistent=True), tma_store=True)),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
@@ -205,6 +231,7 @@ def problems():
                 ("_tma" if sched.get("copy") == "tma" and not tf else "") +
                 ("_tf32" if tf else "") +
                 ("_ws" if sched.get("warp_specialize") else "") +
+                ("_tmastore" if sched.get("tma_store") else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
                  else "") +
                 ("_gemv" if sched.get("instruction") == "gemv" else "") +

@@ -658,7 +658,8 @@ json withMapField(size_t index, const char *field, json value) {
 /// tensor maps.
 const char *const kGeluTakesNoMaps =
     "kernels[3] (gelu_3).tensor_maps: op gelu takes no tensor maps (only a "
-    "matmul whose schedule.copy is 'tma' has them), got 1";
+    "matmul whose schedule.copy is 'tma' or schedule.tma_store true has them), "
+    "got 1";
 /// The valid manifest with a map on gelu_3's input of `shape` and `dtype`
 /// (the result gets the same shape): the map's own rules apply before the
 /// kernel's (a gelu takes none).
@@ -837,15 +838,19 @@ TEST(ManifestErrors, TensorMapTensor) {
   expectError(withMapField(1, "tensor", "c"),
               at + "[1].tensor: no parameter named 'c' (the kernel's "
                    "parameters are a, b, result)");
-  expectError(withMapField(0, "tensor", "result"),
-              at + "[0].tensor: parameter 'result' has role 'output'; a "
-                   "tensor map reads an input parameter");
+  // An output may have a map (a TMA store epilogue; which maps a kernel
+  // takes is its schedule's part), a workspace not.
+  json out = withMapField(0, "tensor", "result");
+  out["kernels"][0]["tensor_maps"][0]["box"] = {32, 128}; // 128 bytes of f32
+  Expected<Manifest> parsed = parseManifest(out.dump(), "t.json");
+  EXPECT_TRUE(parsed.ok()) << parsed.error();
   json doc = withWorkspace();
   doc["kernels"][0]["tensor_maps"] = json::array();
   doc["kernels"][0]["tensor_maps"].push_back(
       {{"tensor", "workspace"}, {"box", {4}}, {"swizzle", 0}});
   expectError(doc, at + "[0].tensor: parameter 'workspace' has role "
-                        "'workspace'; a tensor map reads an input parameter");
+                        "'workspace'; a tensor map reads an input or writes "
+                        "an output parameter");
   // Rank 1 to 5.
   const std::string gelu = "kernels[3] (gelu_3).tensor_maps[0].tensor: ";
   expectError(withGeluMap(json::array(), "f16", json::array()),
@@ -1089,8 +1094,109 @@ TEST(ManifestErrors, TensorMapsMatchTheTile) {
   // The entry's own rules come first.
   expectError(withTmaField(1, "box", {64, 512}),
               at + "[1].box[1]: 512 is out of range (1 to 256)");
-  expectError(withTmaField(1, "tensor", "result"),
-              at + "[1].tensor: parameter 'result' has role 'output'");
+  json result = withTmaField(1, "tensor", "result");
+  result["kernels"][0]["tensor_maps"][1]["box"] = {32, 256}; // 128 B of f32
+  expectError(result, at + "[1].tensor: 'result' is not an input parameter "
+                           "of the kernel");
+}
+
+namespace {
+/// withTma() with tma_store: a third map, of the f32 [128, 256] result:
+/// block_n 256 f32 = 1024 bytes, so 128-byte rows (32 f32) x block_m rows,
+/// swizzle 128.
+json withTmaStore() {
+  json doc = withTma();
+  json &k = doc["kernels"][0];
+  k["schedule"]["tma_store"] = true;
+  k["tensor_maps"].push_back(
+      {{"tensor", "result"}, {"box", {32, 128}}, {"swizzle", 128}});
+  return doc;
+}
+} // namespace
+
+TEST(Manifest, TmaStoreMap) {
+  Expected<Manifest> m = parseManifest(withTmaStore().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &mm = m->kernels[0];
+  ASSERT_TRUE(mm.schedule.has_value());
+  EXPECT_TRUE(mm.schedule->tmaStore);
+  EXPECT_EQ(mm.numLaunchParams(), 6u);
+  Expected<TensorMapGeometry> g = tensorMapGeometry(mm, 2);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->paramIndex, 2u); // the result
+  EXPECT_EQ(g->swizzle, 128);
+  // Narrower tiles store narrower boxes: block_n 16 f32 = 64 bytes, 8 = 32.
+  for (auto [blockN, columns] : {std::pair{16, 16}, std::pair{8, 8}}) {
+    json narrow = withTmaStore();
+    narrow["kernels"][0]["schedule"]["block_n"] = blockN;
+    narrow["kernels"][0]["tensor_maps"][1]["box"] = {64, blockN};
+    narrow["kernels"][0]["tensor_maps"][2]["box"] = {columns, 128};
+    narrow["kernels"][0]["tensor_maps"][2]["swizzle"] = columns * 4;
+    expectParses(narrow);
+  }
+  // tma_store without TMA loads: the output's map only.
+  json cp = withTmaStore();
+  cp["kernels"][0]["schedule"]["copy"] = "cp_async";
+  cp["kernels"][0]["tensor_maps"].erase(0);
+  cp["kernels"][0]["tensor_maps"].erase(0);
+  expectParses(cp);
+  // Without tma_store (absent or false) the third map is one too many.
+  json off = withTmaStore();
+  off["kernels"][0]["schedule"]["tma_store"] = false;
+  expectError(off, kMm + ".tensor_maps: schedule.copy is 'tma', which takes 2 "
+                         "tensor maps (of 'a', then 'b'), got 3");
+}
+
+TEST(ManifestErrors, TmaStoreMap) {
+  const std::string at = kMm + ".tensor_maps";
+  auto withStoreField = [](const char *field, json value) {
+    json doc = withTmaStore();
+    doc["kernels"][0]["tensor_maps"][2][field] = std::move(value);
+    return doc;
+  };
+  json doc = withTmaStore();
+  doc["kernels"][0]["tensor_maps"].erase(2);
+  expectError(doc, at + ": schedule.copy is 'tma' and schedule.tma_store is "
+                        "true, which take 3 tensor maps (of 'a', 'b', then "
+                        "the output), got 2");
+  json cp = withTmaStore();
+  cp["kernels"][0]["schedule"]["copy"] = "cp_async";
+  expectError(cp, at + ": schedule.copy is 'cp_async' and "
+                       "schedule.tma_store is true, which take 1 tensor map "
+                       "(of the output), got 3");
+  expectError(withStoreField("tensor", "a"),
+              at + "[2].tensor: 'a' is not an output parameter of the kernel "
+                   "(with tma_store the last map writes the output)");
+  expectError(withStoreField("box", {8, 128}),
+              at + "[2].box[0]: 8, but with schedule.block_n x sizeof(f32) = "
+                   "256 x 4 = 1024 bytes tma_store writes rows of 128 bytes: "
+                   "32 elements");
+  json odd = withTmaStore();
+  odd["kernels"][0]["schedule"]["block_n"] = 4; // 16 bytes of f32
+  odd["kernels"][0]["tensor_maps"][1]["box"] = {64, 4};
+  expectError(odd, at + "[2]: schedule.block_n x sizeof(f32) = 4 x 4 = 16 "
+                        "bytes is not a multiple of 32 (tma_store stores "
+                        "boxes of 32 to 128 bytes of columns)");
+  expectError(withStoreField("box", {32, 64}),
+              at + "[2].box[1]: 64, but schedule.block_m is 128 and M 128: "
+                   "the boxes have min(block_m, M rounded up to 8) = 128 "
+                   "rows");
+  expectError(withStoreField("box", {32, 128, 1}),
+              at + "[2].box: has 3 entries, but 'result' (f32 [128, 256]) "
+                   "has rank 2");
+  expectError(withStoreField("swizzle", 0),
+              at + "[2].swizzle: 0, but the tma_store map's rows of 128 bytes "
+                   "use swizzle 128");
+  json notBool = withTmaStore();
+  notBool["kernels"][0]["schedule"]["tma_store"] = "yes";
+  expectError(notBool,
+              kMm + ".schedule.tma_store: must be a boolean, got a string");
+  // block_m is required with tma_store even without TMA loads.
+  json noRows = cp;
+  noRows["kernels"][0]["tensor_maps"].erase(0);
+  noRows["kernels"][0]["tensor_maps"].erase(0);
+  noRows["kernels"][0]["schedule"].erase("block_m");
+  expectError(noRows, kMm + ".schedule.block_m: missing field");
 }
 
 TEST(ManifestErrors, TensorMapTensorFollowsTheOperand) {

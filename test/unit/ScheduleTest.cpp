@@ -274,6 +274,93 @@ TEST(Schedule, WarpSpecialize) {
   EXPECT_GT(withWs, 0);
 }
 
+TEST(Schedule, TmaStore) {
+  MatmulWorkload w = linear(4096, 4096, 4096);
+  MatmulSchedule s = defaultSchedule(w, h200());
+  ASSERT_EQ(s.instruction, Instruction::Wgmma);
+  ASSERT_EQ(s.vectorWidth, 8);
+  MatmulSchedule ts = s;
+  ts.tmaStore = true;
+  auto reason = [&](MatmulSchedule t, MatmulWorkload wl) {
+    std::optional<std::string> r = validate(t, wl, h200());
+    return r ? *r : std::string("valid");
+  };
+  EXPECT_EQ(reason(ts, w), "valid");
+  EXPECT_NE(s, ts);
+  // The staging tile is the staged epilogue's memory: no more bytes.
+  EXPECT_EQ(sharedBytes(ts, w), sharedBytes(s, w));
+  // Box rows of 128, 64 or 32 bytes: the largest dividing block_n's.
+  EXPECT_EQ(tmaStoreSwizzleBytes(256 * 2), 128);
+  EXPECT_EQ(tmaStoreSwizzleBytes(32 * 2), 64);
+  EXPECT_EQ(tmaStoreSwizzleBytes(16 * 2), 32);
+  EXPECT_EQ(tmaStoreSwizzleBytes(48 * 2), 32);
+  EXPECT_EQ(tmaStoreSwizzleBytes(8 * 2), 0);
+  // cp.async loads, split-K and decode tiles of 16 columns take it.
+  MatmulSchedule cp = ts;
+  cp.copy = CopyEngine::CpAsync, cp.persistent = false,
+  cp.warpSpecialize = false, cp.stages = 4;
+  EXPECT_EQ(reason(cp, w), "valid");
+  MatmulWorkload decode = linear(64, 768, 2048);
+  MatmulSchedule d = defaultSchedule(decode, h200());
+  d.vectorWidth = 8, d.tmaStore = true;
+  ASSERT_EQ(d.blockN, 16);
+  EXPECT_EQ(reason(d, decode), "valid");
+  // What it needs: wgmma, a staged epilogue, 32-byte column boxes, a
+  // 16-byte row pitch of C.
+  MatmulSchedule mma = ts;
+  mma.instruction = Instruction::MmaSync, mma.copy = CopyEngine::CpAsync;
+  mma.persistent = false, mma.warpSpecialize = false;
+  mma.warpM = 64, mma.warpN = 64, mma.blockK = 32, mma.stages = 3;
+  EXPECT_EQ(reason(mma, w),
+            "tma_store = true is implemented for wgmma (sm_90a) only, not "
+            "mma_sync");
+  MatmulSchedule narrow = ts;
+  narrow.vectorWidth = 2;
+  EXPECT_EQ(reason(narrow, w), "tma_store = true stores the staged epilogue "
+                               "tile: vector_width must be above 2, got 2");
+  MatmulWorkload odd = w;
+  odd.n = 4092; // 8184-byte rows
+  MatmulSchedule four = ts;
+  four.vectorWidth = 4;
+  EXPECT_EQ(reason(four, odd),
+            "tma_store = true needs C's row pitch to be a multiple of 16 "
+            "bytes (TMA): N (4092) must be a multiple of 8 for bf16");
+  // (Every block_n of the domain is a multiple of 32 bytes of bf16 or f32
+  // columns: validate's box check guards schedules built outside it.)
+  // JSON round trip, the type check and partial schedules.
+  std::string error;
+  json j = toJSON(ts);
+  EXPECT_EQ(j["tma_store"], true);
+  std::optional<MatmulSchedule> back = fromJSON(j, MatmulSchedule(), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, ts);
+  EXPECT_FALSE(fromJSON(json{{"tma_store", "yes"}}, s, error));
+  EXPECT_EQ(error, "'tma_store' must be true or false");
+  std::optional<MatmulSchedule> on =
+      fromJSON(json{{"tma_store", true}}, s, error);
+  ASSERT_TRUE(on) << error;
+  EXPECT_TRUE(on->tmaStore);
+  // Leaving the staged epilogue or wgmma without naming it drops it.
+  std::optional<MatmulSchedule> off =
+      fromJSON(json{{"vector_width", 2}}, ts, error);
+  ASSERT_TRUE(off) << error;
+  EXPECT_FALSE(off->tmaStore);
+  std::optional<MatmulSchedule> named =
+      fromJSON(json{{"vector_width", 2}, {"tma_store", true}}, ts, error);
+  ASSERT_TRUE(named) << error;
+  EXPECT_TRUE(named->tmaStore);
+  // The space: a domain, valid points only on wgmma with a staged epilogue.
+  EXPECT_EQ(domains()["tma_store"], json::array({false, true}));
+  int withStore = 0;
+  for (const MatmulSchedule &p : validPoints(linear(256, 256, 256), h200()))
+    if (p.tmaStore) {
+      ++withStore;
+      EXPECT_EQ(p.instruction, Instruction::Wgmma);
+      EXPECT_GT(p.vectorWidth, 2);
+    }
+  EXPECT_GT(withStore, 0);
+}
+
 TEST(Schedule, PartialSchedulesLeaveWhatCannotApply) {
   // The 4096^3 default is persistent with a producer warp: a split drops the
   // persistent grid, another instruction both (and TMA).

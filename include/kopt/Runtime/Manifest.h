@@ -135,7 +135,8 @@ struct OpAttrs {
 /// input parameter `tensor`, passed as one extra `.u64` parameter (the device
 /// address of the 128-byte map) after `params`.
 struct TensorMapSpec {
-  /// The name of one of the kernel's input parameters.
+  /// The name of one of the kernel's input parameters (TMA loads) or of its
+  /// output (a TMA store epilogue).
   std::string tensor;
   /// Box size per dimension, innermost first; one entry per dimension of the
   /// tensor, each 1 to 256.
@@ -163,13 +164,17 @@ struct TensorMapGeometry {
 };
 
 /// What the runtime reads of a matmul kernel's `schedule` (docs/manifest.md):
-/// its copy engine, which decides the kernel's tensor maps, and, for
-/// `copy: "tma"`, the block tile, which gives the maps' box rows. The rest of
-/// the schedule is informational.
+/// its copy engine and `tma_store`, which decide the kernel's tensor maps,
+/// and, for `copy: "tma"` or `tma_store: true`, the block tile, which gives
+/// the maps' box rows. The rest of the schedule is informational.
 struct ScheduleSpec {
   /// `copy` as written: "sync", "cp_async" or "tma".
   std::string copy;
-  /// `block_m` and `block_n`: read (and required) only when copy is "tma".
+  /// `tma_store` (absent: false): the epilogue stores C through a tensor map,
+  /// the kernel's last.
+  bool tmaStore = false;
+  /// `block_m` and `block_n`: read (and required) only when copy is "tma"
+  /// or tma_store is true.
   int64_t blockM = 0;
   int64_t blockN = 0;
   /// `num_warps` when given (0: absent): the block must have 32 x num_warps

@@ -103,6 +103,18 @@ struct MatmulSchedule {
   /// Triton's warp_specialize). Without it thread 0 of the first warpgroup
   /// both consumes and refills the stages.
   bool warpSpecialize = false;
+  /// TMA store epilogue (wgmma with a staged epilogue, sm_90a): the block
+  /// tile is staged in shared memory in swizzled sub-tiles of 128, 64 or 32
+  /// bytes of columns (tmaStoreSwizzleBytes) x block_m rows (the layout of
+  /// C's tensor map,
+  /// which the runtime encodes: docs/manifest.md), and one thread stores
+  /// them with cp.async.bulk.tensor (bulk async-groups); the TMA unit clips
+  /// the tile at M and N. The threads go on without waiting for the store:
+  /// only the next use of the staging memory (a persistent block's next
+  /// tile) and the kernel's exit wait for the TMA unit to have read it
+  /// (cp.async.bulk.wait_group.read), so a persistent block's store overlaps
+  /// its next tile's K loop. CUTLASS's "TMA epilogue".
+  bool tmaStore = false;
 
   /// Warps of the block: mathWarps(), plus the producer warp with
   /// warp_specialize.
@@ -176,6 +188,18 @@ int64_t epilogueRowPitch(const MatmulSchedule &s, const MatmulWorkload &w);
 /// Shared memory of the staged epilogue tile, bytes: block_m rows of
 /// epilogueRowPitch; 0 without staging.
 int64_t epilogueSharedBytes(const MatmulSchedule &s, const MatmulWorkload &w);
+
+/// Bytes of a row of one sub-tile (and one TMA box) of the TMA store
+/// epilogue, which is also the box's swizzle span: the largest of 128, 64
+/// and 32 that divides block_n * sizeof(C) (`blockBytes`); 0 when none
+/// does. Wider boxes mean fewer, longer row writes for the TMA unit.
+/// Header-only: the runtime checks manifests against it.
+inline int64_t tmaStoreSwizzleBytes(int64_t blockBytes) {
+  for (int64_t span : {128, 64, 32})
+    if (blockBytes % span == 0)
+      return span;
+  return 0;
+}
 
 /// Shared memory of the mbarriers of a TMA ring, bytes: a "full" and an
 /// "empty" 8-byte mbarrier per stage (copy = tma), else 0.
@@ -256,7 +280,9 @@ nlohmann::json toJSON(const MatmulSchedule &s);
 /// cp_async (TMA is implemented for wgmma only), a schedule that is not
 /// wgmma with tma and does not name `warp_specialize` drops the base's, and
 /// one that is not wgmma and does not name `persistent` the base's
-/// persistent grid. An
+/// persistent grid; a base's `tma_store` is dropped likewise by one that is
+/// not wgmma or stores without staging (vector_width <= 2) and does not
+/// name `tma_store`. An
 /// unknown key, a value of the wrong type or out of its domain, or a
 /// `num_warps` that disagrees with the warp grid is an error: the message names
 /// the key. Returns the error text in `error` and nullopt on failure.
