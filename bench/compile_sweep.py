@@ -39,6 +39,8 @@ split_k 1, 2, 4 (`decode_candidates()`, tag "decode").
 
 With --decode-ws the same with copy = tma and warp_specialize = true
 (`decode_ws_candidates()`), block_n 16 / 32 / 64 and split_k 1 / 2 / 4 / 8 (tag "decode").
+With --decode-deep narrow tiles with deep rings (`decode_deep_candidates()`: 64 x 8 and
+64 x 16, block_k 64 / 128, 4 to 8 stages, split_k 1 / 2 / 4; tag "decode").
 
 With --random-copy C the --random-valid draws keep only points with copy = C (a
 workload without any is replaced by another draw).
@@ -452,7 +454,8 @@ def tma_store_bases(p, default):
     return out
 
 
-def decode_candidates(p, default, widths=(32, 64), splits=(1, 2, 4), **fields):
+def decode_candidates(p, default, widths=(32, 64), splits=(1, 2, 4), stages=(2, 3, 4, 5),
+                      **fields):
     """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x `widths`
     (32 or 64), block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
     `splits` (split_k 1, 2 and 4: more blocks), the default's epilogue width, cp.async
@@ -464,7 +467,7 @@ def decode_candidates(p, default, widths=(32, 64), splits=(1, 2, 4), **fields):
                   "block_n": bn, "warp_m": 64, "warp_n": bn, "block_k": bk,
                   "stages": st, "split_k": sk, "swizzle": 1, "vector_width": vw,
                   "persistent": False}, **fields)
-            for bn in widths for bk in (64, 128) for st in (2, 3, 4, 5) for sk in splits]
+            for bn in widths for bk in (64, 128) for st in stages for sk in splits]
 
 
 def decode_ws_candidates(p, default):
@@ -472,6 +475,15 @@ def decode_ws_candidates(p, default):
     warp_specialize = true), also with 64 x 16 tiles and split_k 8."""
     return decode_candidates(p, default, widths=(16, 32, 64), splits=(1, 2, 4, 8),
                              copy="tma", warp_specialize=True)
+
+
+def decode_deep_candidates(p, default):
+    """Narrow decode tiles with deep rings through TMA with a producer warp: 64 x 8
+    and 64 x 16 tiles, block_k 64 or 128, 4 to 8 stages, split_k 1, 2 or 4 (cuBLAS
+    runs the Qwen3 expert shapes with 64 x 8 tiles and no split:
+    bench/results/2026-11-30-decode-deep-h200)."""
+    return decode_candidates(p, default, widths=(8, 16), splits=(1, 2, 4),
+                             stages=(4, 5, 6, 7, 8), copy="tma", warp_specialize=True)
 
 
 def gemv_candidates(p):
@@ -575,6 +587,9 @@ def main(argv=None):
                     help="a sweep of gemv schedules on the small-M problems")
     ap.add_argument("--simt-stages", action="store_true",
                     help="a sweep of ffma stages 1 / 2 on the f32 problems")
+    ap.add_argument("--decode-deep", action="store_true",
+                    help="64 x 8 / 16 decode tiles with 4 to 8 stages through TMA with a "
+                         "producer warp, split_k 1 / 2 / 4 (decode_deep_candidates())")
     ap.add_argument("--decode-ws", action="store_true",
                     help="--decode's tiles through TMA with a producer warp, with 64 x 16 "
                          "tiles and split_k 8 too (decode_ws_candidates())")
@@ -637,8 +652,9 @@ def main(argv=None):
                         for st in (1, 2):
                             jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
                 continue
-            if args.decode or args.decode_ws:
-                make = decode_ws_candidates if args.decode_ws else decode_candidates
+            if args.decode or args.decode_ws or args.decode_deep:
+                make = (decode_ws_candidates if args.decode_ws else
+                        decode_deep_candidates if args.decode_deep else decode_candidates)
                 for sc in make(p, default):
                     jobs.append((p, sc, ["decode"], None))
                 continue

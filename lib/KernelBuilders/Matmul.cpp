@@ -1730,10 +1730,10 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
       tensorMaps.push_back({arg.getArgNumber(), {rowElements, o.rows}, 128});
     }
   }
-  // tma_store: C's tensor map follows: C [M, N] (dims N, M), a box of 32
-  // bytes of N (16 16-bit or 8 f32 elements) x block_m rows (fewer when M
-  // is: sched::tmaBoxRows), 32-byte swizzle; the TMA unit clips the boxes
-  // at M and N.
+  // tma_store: C's tensor map follows: C [M, N] (dims N, M), a box of S =
+  // sched::tmaStoreSwizzleBytes (128, 64 or 32) bytes of N x block_m rows
+  // (fewer when M is: sched::tmaBoxRows), S-byte swizzle; the TMA unit clips
+  // the boxes at M and N.
   if (s.tmaStore) {
     MLIRContext *ctx = func.getContext();
     auto type = cast<MemRefType>(c->out.getType());

@@ -26,11 +26,11 @@ const std::vector<Instruction> kInstructions = {
 const std::vector<CopyEngine> kCopies = {CopyEngine::Sync, CopyEngine::CpAsync,
                                          CopyEngine::TMA};
 const std::vector<int64_t> kBlockM = {16, 32, 64, 128, 256};
-const std::vector<int64_t> kBlockN = {16, 32, 64, 128, 256};
+const std::vector<int64_t> kBlockN = {8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kBlockK = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kWarpM = {16, 32, 64, 128};
 const std::vector<int64_t> kWarpN = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-const std::vector<int64_t> kStages = {1, 2, 3, 4, 5};
+const std::vector<int64_t> kStages = {1, 2, 3, 4, 5, 6, 7, 8};
 const std::vector<int64_t> kSplitK = {1, 2, 4, 8, 16};
 const std::vector<int64_t> kSwizzle = {1, 2, 4, 8, 16};
 const std::vector<int64_t> kVectorWidth = {1, 2, 4, 8};
@@ -774,6 +774,23 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t) {
         split = 4;
       else if (w.m <= 64 && tiles <= kSplitTargetSMs && kTiles >= 2 * 16)
         split = 2;
+      // Where it would split in 4 (at most 33 tiles of 64 x 32) a K of at
+      // most 16 K tiles, 16-bit C (TMA with a producer warp, below) rather
+      // takes 64 x 16 tiles, no split and a ring of 8 stages, at least half
+      // of K in flight (cuBLAS runs such shapes with 64 x 8 tiles, no split,
+      // 164 KB of shared memory): Qwen3 expert gate 32 x 768 x 2048 0.993 ->
+      // 1.049 x cuBLAS, expert FFN 64 x 768 x 2048 0.986 -> 1.060;
+      // bench/results/2026-11-30-decode-deep-h200. (Longer K is not
+      // measured so: it keeps the split.)
+      if (split == 4 && kTiles <= 16 && bytesOf(w.c) == 2 && w.n % 8 == 0) {
+        MatmulSchedule deep = s;
+        deep.blockN = deep.warpN = 16;
+        deep.stages = 8;
+        if (!validate(deep, w, t)) {
+          s = deep;
+          split = 1;
+        }
+      }
       if (split > 1) {
         MatmulSchedule sp = s;
         sp.splitK = split;

@@ -174,8 +174,9 @@ def problems():
          dict(tf32(128, 256, 64, 256, 32, 4, 4), warp_specialize=True)),
         (100, 1000, 1004, "f32", "f32", True,
          dict(tf32(64, 64, 64, 64, 32, 4, 4, split_k=2), warp_specialize=True)),
-        # TMA store epilogue (tma_store: the staged tile leaves through 32-byte
-        # swizzled TMA boxes of C's tensor map, clipped at M and N): full and
+        # TMA store epilogue (tma_store: the staged tile leaves through swizzled
+        # TMA boxes of 128, 64 or 32 bytes of C's tensor map, clipped at M and
+        # N): full and
         # partial tiles, f32 C with cp.async loads, split-K with a producer warp
         # and M below the tile (boxes of 40 rows), persistent grids (the store
         # overlapping the next tile's K loop) with TMA and cp.async loads, a
@@ -200,6 +201,24 @@ def problems():
           "tma_store": True}),
         (2048, 2056, 520, "f32", "f32", True,
          dict(tf32(128, 128, 64, 128, 32, 3, 4, persistent=True), tma_store=True)),
+        # Deep rings and narrow tiles (stages 6 to 8, block_n 8): the decode
+        # default (64 x 16, 8 stages, no split), 64 x 8 tiles with split-K and
+        # 4-element stores, f32 C with cp.async loads, a K shorter than the
+        # ring with a TMA store.
+        (64, 768, 2048, "bf16", "bf16", True, {}),
+        (33, 300, 2056, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 8,
+          "block_k": 128, "warp_m": 64, "warp_n": 8, "stages": 8, "split_k": 2,
+          "swizzle": 1, "vector_width": 4, "warp_specialize": True}),
+        (64, 1000, 1000, "f16", "f32", True,
+         {"instruction": "wgmma", "copy": "cp_async", "block_m": 64, "block_n": 8,
+          "block_k": 128, "warp_m": 64, "warp_n": 8, "stages": 6, "split_k": 1,
+          "swizzle": 1, "vector_width": 2}),
+        (32, 776, 256, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 16,
+          "block_k": 128, "warp_m": 64, "warp_n": 16, "stages": 8, "split_k": 1,
+          "swizzle": 1, "vector_width": 8, "warp_specialize": True,
+          "tma_store": True}),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
@@ -232,6 +251,9 @@ def problems():
                 ("_tf32" if tf else "") +
                 ("_ws" if sched.get("warp_specialize") else "") +
                 ("_tmastore" if sched.get("tma_store") else "") +
+                (f"_bn{sched['block_n']}_st{sched['stages']}"
+                 if sched.get("stages", 0) > 5 or sched.get("block_n") == 8 else "") +
+                ("_default" if not sched else "") +
                 (f"_vw{sched['vector_width']}" if sched.get("vector_width", 1) > 2
                  else "") +
                 ("_gemv" if sched.get("instruction") == "gemv" else "") +

@@ -747,11 +747,46 @@ TEST(Schedule, WorkloadKey) {
   EXPECT_EQ(w.key("sm_90"), "matmul/16x4096x14336/bf16,bf16->f32/ak,bn/sm_90");
 }
 
+TEST(Schedule, DecodeDeepRing) {
+  // Grids of at most 33 tiles of 64 x 32 with 16 K tiles: 64 x 16 tiles, 8
+  // stages, no split (16-bit C, TMA with a producer warp).
+  for (int64_t m : {32, 64}) {
+    MatmulWorkload w = linear(m, 768, 2048);
+    MatmulSchedule s = defaultSchedule(w, h200());
+    EXPECT_EQ(s.instruction, Instruction::Wgmma);
+    EXPECT_EQ(s.blockN, 16);
+    EXPECT_EQ(s.blockK, 128);
+    EXPECT_EQ(s.stages, 8);
+    EXPECT_EQ(s.splitK, 1);
+    EXPECT_EQ(s.copy, CopyEngine::TMA);
+    EXPECT_TRUE(s.warpSpecialize);
+    EXPECT_EQ(validate(s, w, h200()), std::nullopt);
+    // 8 x (64 + 16) x 128 bf16 + the mbarriers: one block per SM.
+    EXPECT_EQ(sharedBytes(s, w), 8 * 80 * 128 * 2 + 16 * 8);
+  }
+  // f32 C (cp.async, no staged epilogue) keeps the split in 4.
+  MatmulWorkload f32c = linear(64, 768, 2048);
+  f32c.c = DType::F32;
+  MatmulSchedule s = defaultSchedule(f32c, h200());
+  EXPECT_EQ(s.splitK, 4);
+  EXPECT_EQ(s.stages, 4);
+  // A longer K keeps the split (16 x 1024 x 4096: 32 K tiles).
+  MatmulSchedule longK = defaultSchedule(linear(16, 1024, 4096), h200());
+  EXPECT_EQ(longK.splitK, 4);
+  EXPECT_EQ(longK.stages, 4);
+  // A grid of more tiles keeps its rule (64 x 2048 x 768: 64 x 32, 5 stages).
+  MatmulSchedule wide = defaultSchedule(linear(64, 2048, 768), h200());
+  EXPECT_EQ(wide.blockN, 32);
+  EXPECT_EQ(wide.stages, 5);
+  EXPECT_EQ(wide.splitK, 1);
+}
+
 TEST(Schedule, SpaceJson) {
   json space = spaceJSON(linear(4096, 4096, 4096), h200());
   EXPECT_EQ(space["class"], "matmul");
   EXPECT_GT(space["valid_points"].get<int64_t>(), 1000);
-  EXPECT_EQ(space["domains"]["stages"], json({1, 2, 3, 4, 5}));
+  EXPECT_EQ(space["domains"]["stages"], json({1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(space["domains"]["block_n"], json({8, 16, 32, 64, 128, 256}));
   EXPECT_EQ(space["default"],
             toJSON(defaultSchedule(linear(4096, 4096, 4096), h200())));
 }

@@ -150,10 +150,15 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (printValid) {
-    json out = json::array();
-    for (const MatmulSchedule &s : validPoints(w, *t))
-      out.push_back(toJSON(s));
-    llvm::outs() << out.dump() << "\n";
+    // One compact JSON array, written point by point: a JSON value of every
+    // point at once would take over a gigabyte for a large space.
+    llvm::outs() << "[";
+    bool first = true;
+    for (const MatmulSchedule &s : validPoints(w, *t)) {
+      llvm::outs() << (first ? "" : ",") << toJSON(s).dump();
+      first = false;
+    }
+    llvm::outs() << "]\n";
     return 0;
   }
   llvm::outs() << spaceJSON(w, *t).dump(2) << "\n";
