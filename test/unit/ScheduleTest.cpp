@@ -325,8 +325,17 @@ TEST(Schedule, TmaStore) {
   EXPECT_EQ(reason(four, odd),
             "tma_store = true needs C's row pitch to be a multiple of 16 "
             "bytes (TMA): N (4092) must be a multiple of 8 for bf16");
-  // (Every block_n of the domain is a multiple of 32 bytes of bf16 or f32
-  // columns: validate's box check guards schedules built outside it.)
+  // Boxes are at least 32 bytes of columns: block_n 8 of bf16 is 16.
+  MatmulSchedule n8 = ts;
+  n8.blockN = n8.warpN = 8, n8.blockM = n8.warpM = 64, n8.persistent = false;
+  n8.warpSpecialize = false, n8.stages = 4;
+  EXPECT_EQ(reason(n8, w), "tma_store = true stores boxes of 32 to 128 bytes "
+                           "of columns: block_n * sizeof(bf16) (16 bytes) must "
+                           "be a multiple of 32");
+  MatmulWorkload f32c = w;
+  f32c.c = DType::F32;
+  n8.vectorWidth = 4;
+  EXPECT_EQ(reason(n8, f32c), "valid"); // 32 bytes of f32
   // JSON round trip, the type check and partial schedules.
   std::string error;
   json j = toJSON(ts);
