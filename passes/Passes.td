@@ -126,7 +126,8 @@ def KoptTile : Pass<"kopt-tile", "mlir::ModuleOp"> {
     builder of its class (include/kopt/Transforms/KernelBuilders.h): the
     grid over the output (block tiles, grouped rasterization, split-K, a
     persistent grid's tile loop), warp and thread tiles, partial tiles
-    zero-padded on load and masked on store, the epilogue; for the
+    zero-padded on load and masked on store, the epilogue (with the
+    schedule's `tma_store`, TMA stores of the staged tile); for the
     tensor-core matmuls the K loop stays a `kopt.mainloop` (its operand tiles
     staged in shared memory, one K tile's ldmatrix + mma.sync or wgmma as its
     body) for kopt-pipeline. Matmul kernels follow their `schedule`

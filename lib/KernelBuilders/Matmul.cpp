@@ -358,18 +358,16 @@ static std::optional<std::pair<Value, int64_t>> splitConstant(Value v) {
 /// and the constants touch no bit of L's chunk field but the XOR's. Each
 /// store then costs an XOR and an add of constants to the lane's L, instead
 /// of up to 8 swizzled addresses per lane that the compilers would keep
-/// live. Returns false (nothing emitted) when m or n does not split so.
-static bool stageSwizzledWithLaneBase(OpBuilder &b, Location loc,
-                                      const StagedEpilogue &st,
-                                      ArrayRef<Value> rounded, Value m,
-                                      Value n) {
-  if (!st.lanesAligned)
-    return false;
+/// live. When m or n does not split so, L is the whole address (r = c = 0).
+static void stageSwizzled(OpBuilder &b, Location loc, const StagedEpilogue &st,
+                          ArrayRef<Value> rounded, Value m, Value n) {
   std::optional<std::pair<Value, int64_t>> ms = splitConstant(m),
                                            ns = splitConstant(n);
-  if (!ms || !ns || ms->second < 0 || ns->second < 0 || ms->second % 8 ||
-      ns->second % 8)
-    return false;
+  if (!st.lanesAligned || !ms || !ns || ms->second < 0 || ns->second < 0 ||
+      ms->second % 8 || ns->second % 8) {
+    ms = std::make_pair(m, int64_t(0));
+    ns = std::make_pair(n, int64_t(0));
+  }
   Type elt = rounded[0].getType();
   const int64_t e = elt.getIntOrFloatBitWidth() / 8, perChunk = 16 / e;
   const int64_t S = st.swizzleBytes, R = st.boxColumns, subBytes = st.bm * S;
@@ -417,7 +415,6 @@ static bool stageSwizzledWithLaneBase(OpBuilder &b, Location loc,
   LLVM::StoreOp::create(
       b, loc, value, ptr,
       /*alignment=*/static_cast<unsigned>(e * rounded.size()));
-  return true;
 }
 
 /// Writes `vs` (not rounded) for outputs (m, n), (m, n + 1), ... into the
@@ -428,37 +425,11 @@ static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
   SmallVector<Value> rounded;
   for (Value v : vs)
     rounded.push_back(roundResult(b, loc, c, v));
-  if (st.tensorMap && stageSwizzledWithLaneBase(b, loc, st, rounded, m, n))
-    return;
+  if (st.tensorMap)
+    return stageSwizzled(b, loc, st, rounded, m, n);
   Value row = arith::SubIOp::create(b, loc, m, st.m0);
   Value col = arith::SubIOp::create(b, loc, n, st.n0);
-  if (!st.tensorMap) {
-    storeElements(b, loc, rounded, st.tile, ValueRange{row, col});
-    return;
-  }
-  // Sub-tile col / R, column col % R at its swizzled place: 16-byte chunk
-  // (col % R) / E ^ (row / (128 / S)) % (S / 16) (E elements per chunk); a
-  // pair stays in its chunk (E is even, col is even for pairs).
-  int64_t perChunk = 16 / (rounded[0].getType().getIntOrFloatBitWidth() / 8);
-  Value sub =
-      arith::DivUIOp::create(b, loc, col, indexConst(b, loc, st.boxColumns));
-  Value inBox =
-      arith::RemUIOp::create(b, loc, col, indexConst(b, loc, st.boxColumns));
-  Value chunk =
-      arith::DivUIOp::create(b, loc, inBox, indexConst(b, loc, perChunk));
-  Value phase = arith::RemUIOp::create(
-      b, loc,
-      arith::DivUIOp::create(b, loc, row,
-                             indexConst(b, loc, 128 / st.swizzleBytes)),
-      indexConst(b, loc, st.swizzleBytes / 16));
-  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
-  Value inChunk =
-      arith::RemUIOp::create(b, loc, inBox, indexConst(b, loc, perChunk));
-  Value at = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, swizzled, indexConst(b, loc, perChunk)),
-      inChunk);
-  storeElements(b, loc, rounded, st.tile, ValueRange{sub, row, at});
+  storeElements(b, loc, rounded, st.tile, ValueRange{row, col});
 }
 
 /// Waits until the TMA unit has read the shared memory of this thread's

@@ -201,6 +201,12 @@ def problems():
           "tma_store": True}),
         (2048, 2056, 520, "f32", "f32", True,
          dict(tf32(128, 128, 64, 128, 32, 3, 4, persistent=True), tma_store=True)),
+        # Warp tiles narrower than a box (warp_n 32, boxes of 64 columns): each
+        # pair's whole swizzled address per store.
+        (100, 1000, 1000, "bf16", "bf16", True,
+         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 64,
+          "block_k": 64, "warp_m": 64, "warp_n": 32, "stages": 4, "split_k": 1,
+          "swizzle": 1, "vector_width": 8, "tma_store": True}),
         # Deep rings and narrow tiles (stages 6 to 8, block_n 8): the decode
         # default (64 x 16, 8 stages, no split), 64 x 8 tiles with split-K and
         # 4-element stores, f32 C with cp.async loads, a K shorter than the
