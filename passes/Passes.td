@@ -139,13 +139,20 @@ def KoptTile : Pass<"kopt-tile", "mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target GPU whose limits constrain the schedules">,
+    Option<"tilingOnly", "tiling-only", "bool", /*default=*/"false",
+           "only tile the matmul kernels with upstream MLIR (block tiles, "
+           "padding, K tiles, promotion), leaving them linalg on tensors; "
+           "build nothing">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
                            "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
                            "mlir::LLVM::LLVMDialect",
                            "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
-                           "mlir::math::MathDialect", "mlir::func::FuncDialect"];
+                           "mlir::math::MathDialect", "mlir::func::FuncDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::bufferization::BufferizationDialect"];
 }
 
 def KoptPipeline : Pass<"kopt-pipeline", "mlir::ModuleOp"> {

@@ -10,6 +10,7 @@
 #include "kopt/Transforms/KernelBuilders.h"
 #include "kopt/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/IR/Builders.h"
 
 namespace kopt {
@@ -24,6 +25,12 @@ namespace {
 
 struct KoptTilePass : public kopt::impl::KoptTileBase<KoptTilePass> {
   using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    // Upstream's tiling of the linalg ops (matmul kernels' block and K
+    // tiles) goes through their TilingInterface models.
+    linalg::registerTilingInterfaceExternalModels(registry);
+  }
   void runOnOperation() override;
 };
 
@@ -113,6 +120,13 @@ void KoptTilePass::runOnOperation() {
     FailureOr<KernelClass> kind = classifyKernel(kernel);
     if (failed(kind))
       return signalPassFailure();
+    // tiling-only: upstream's tiling of the matmul kernels, nothing built.
+    if (tilingOnly) {
+      if (*kind == KernelClass::Matmul &&
+          failed(tileMatmulKernel(kernel, *target)))
+        return signalPassFailure();
+      continue;
+    }
     // The builders fill an empty entry block; the one holding the kernel
     // (its inputs cast from the parameters) stays behind it until then.
     Block *old = &func.front();

@@ -1,6 +1,7 @@
 //===- Common.cpp - classification and helpers of the kernel builders -----===//
 
 #include "Common.h"
+#include "Tiling.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -214,6 +215,9 @@ static bool isContraction(linalg::GenericOp g) {
 }
 
 FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
+  // A matmul kernel that kopt-tile's upstream step tiled (Tiling.h).
+  if (isTiledMatmul(kernel))
+    return KernelClass::Matmul;
   SmallVector<linalg::GenericOp> gs = generics(kernel);
   for (Operation &op : kernel.getBody().front()) {
     if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp, tensor::PadOp,

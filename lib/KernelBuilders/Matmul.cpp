@@ -40,6 +40,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Staging.h"
+#include "Tiling.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -70,57 +71,42 @@ struct Contraction {
   Value tensorMapC;
   /// The source matmul allows TF32 (kopt.matmul {tf32}).
   bool tf32 = false;
+  /// The tiled form the kernel is built from.
+  TiledMatmul tiles;
 };
 
-FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
-  Contraction c;
-  SmallVector<linalg::GenericOp> gs = generics(kernel);
-  c.mm = gs.front();
-  linalg::GenericOp mm = c.mm;
-  if (mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3)
-    return mm.emitOpError("the first generic of a matmul kernel must be the "
-                          "contraction");
-  if (gs.size() == 2)
-    c.epilogue = gs[1];
-  if (gs.size() > 2 ||
-      (c.epilogue &&
-       (c.epilogue.getNumDpsInputs() != 1 ||
-        c.epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
-        !llvm::all_of(c.epilogue.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }))))
-    return kernel.emitOpError(
-        "matmul kernels take one elementwise epilogue on the "
-        "contraction's result at most");
-  AffineMap outMap = mm.getIndexingMapsArray().back();
-  if (outMap !=
-      AffineMap::getMultiDimIdentityMap(3, mm.getContext()).getMajorSubMap(2))
-    return mm.emitOpError("contraction output must be indexed (d0, d1)");
-  Value result = c.epilogue ? c.epilogue.getResult(0) : mm.getResult(0);
-  c.out = io.memrefOf(result);
-  c.memA = io.memrefOf(mm.getDpsInputOperand(0)->get());
-  c.memB = io.memrefOf(mm.getDpsInputOperand(1)->get());
-  if (!c.out || !c.memA || !c.memB)
-    return mm.emitOpError(
-        "matmul operands and result must be kernel arguments");
-  FloatAttr zeroAttr;
-  if (auto fill =
-          mm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
-    if (auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
-      zeroAttr = dyn_cast<FloatAttr>(cst.getValue());
-  if (!zeroAttr || !zeroAttr.getValue().isZero())
-    return mm.emitOpError(
-        "contraction accumulator must start from a fill of 0");
-  SmallVector<int64_t> loops = mm.getStaticLoopRanges();
-  c.M = loops[0];
-  c.N = loops[1];
-  c.K = loops[2];
-  c.mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
-  c.mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
-  // kopt-fuse records the matmul's attributes in the kernel's `source`.
+/// Whether the source matmul allows TF32: kopt-fuse records the matmul's
+/// attributes in the kernel's `source`.
+bool allowsTf32(KernelOp kernel) {
   if (DictionaryAttr source = kernel.getSourceAttr())
     if (auto attrs = source.getAs<DictionaryAttr>("attrs"))
       if (auto tf32 = attrs.getAs<BoolAttr>("tf32"))
-        c.tf32 = tf32.getValue();
+        return tf32.getValue();
+  return false;
+}
+
+/// The contraction of a kernel that kopt-tile's upstream step has tiled
+/// (Tiling.h): its generics, operands and extents read off the tiled form.
+FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
+  FailureOr<TiledMatmul> t = matchTiledMatmul(kernel);
+  if (failed(t))
+    return failure();
+  Contraction c;
+  c.mm = t->contraction;
+  c.epilogue = t->epilogue;
+  c.out = io.memrefOf(kernel.getBody().front().getTerminator()->getOperand(0));
+  c.memA = io.memrefOf(t->a);
+  c.memB = io.memrefOf(t->b);
+  if (!c.out || !c.memA || !c.memB)
+    return c.mm.emitOpError(
+        "matmul operands and result must be kernel arguments");
+  c.M = t->M;
+  c.N = t->N;
+  c.K = t->K;
+  c.mapA = c.mm.getMatchingIndexingMap(c.mm.getDpsInputOperand(0));
+  c.mapB = c.mm.getMatchingIndexingMap(c.mm.getDpsInputOperand(1));
+  c.tf32 = allowsTf32(kernel);
+  c.tiles = *t;
   return c;
 }
 
@@ -718,23 +704,31 @@ static void emitEpilogue(OpBuilder &b, Location loc, const Contraction &c,
   finish();
 }
 
-/// The schedule's view of the contraction.
-static sched::MatmulWorkload workloadOf(const Contraction &c) {
+/// The schedule's view of a contraction: extents, element types (of A, B and
+/// C), whether A and B are contiguous along K, TF32.
+static sched::MatmulWorkload workloadOf(int64_t m, int64_t n, int64_t k, Type a,
+                                        Type b, Type c, AffineMap mapA,
+                                        AffineMap mapB, bool tf32) {
   auto dtype = [](Type t) {
-    Type elt = cast<MemRefType>(t).getElementType();
+    Type elt = getElementTypeOrSelf(t);
     return elt.isF16()    ? sched::DType::F16
            : elt.isBF16() ? sched::DType::BF16
                           : sched::DType::F32;
   };
   sched::MatmulWorkload w;
-  w.m = c.M, w.n = c.N, w.k = c.K;
-  w.a = dtype(c.memA.getType());
-  w.b = dtype(c.memB.getType());
-  w.c = dtype(c.out.getType());
-  w.aKContiguous = kContiguous(c.mapA);
-  w.bKContiguous = kContiguous(c.mapB);
-  w.tf32 = c.tf32;
+  w.m = m, w.n = n, w.k = k;
+  w.a = dtype(a);
+  w.b = dtype(b);
+  w.c = dtype(c);
+  w.aKContiguous = kContiguous(mapA);
+  w.bKContiguous = kContiguous(mapB);
+  w.tf32 = tf32;
   return w;
+}
+
+static sched::MatmulWorkload workloadOf(const Contraction &c) {
+  return workloadOf(c.M, c.N, c.K, c.memA.getType(), c.memB.getType(),
+                    c.out.getType(), c.mapA, c.mapB, c.tf32);
 }
 
 static MemRefType workgroupBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
@@ -1627,14 +1621,22 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   return cfg;
 }
 
-FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
-                                                gpu::GPUFuncOp func,
-                                                const sched::Target &target) {
-  KernelIO io(kernel, func);
-  FailureOr<Contraction> c = analyze(kernel, io);
-  if (failed(c))
+LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
+                                     const sched::Target &target) {
+  if (isTiledMatmul(kernel))
+    return success();
+  FailureOr<MatmulBody> body = matchMatmulBody(kernel);
+  if (failed(body))
     return failure();
-  sched::MatmulWorkload w = workloadOf(*c);
+  linalg::GenericOp mm = body->contraction;
+  SmallVector<int64_t> loops = mm.getStaticLoopRanges();
+  Value result = body->epilogue ? body->epilogue.getResult(0) : mm.getResult(0);
+  AffineMap mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
+  AffineMap mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
+  sched::MatmulWorkload w = workloadOf(
+      loops[0], loops[1], loops[2], mm.getDpsInputOperand(0)->get().getType(),
+      mm.getDpsInputOperand(1)->get().getType(), result.getType(), mapA, mapB,
+      allowsTf32(kernel));
   // kopt-select-schedule attaches the schedule; without it, the default.
   sched::MatmulSchedule s = sched::defaultSchedule(w, target);
   if (ScheduleAttr attr = kernel.getScheduleAttr())
@@ -1645,6 +1647,35 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
   // The launch (and the manifest) record the schedule the kernel was built
   // with.
   kernel.setScheduleAttr(ScheduleAttr::get(kernel.getContext(), s));
+  return tileMatmulBody(kernel, s);
+}
+
+FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
+                                                gpu::GPUFuncOp func,
+                                                const sched::Target &target) {
+  // kopt-tile's upstream step first (a no-op when `tiling-only` ran it).
+  if (failed(tileMatmulKernel(kernel, target)))
+    return failure();
+  KernelIO io(kernel, func);
+  FailureOr<Contraction> c = analyze(kernel, io);
+  if (failed(c))
+    return failure();
+  sched::MatmulWorkload w = workloadOf(*c);
+  ScheduleAttr attr = kernel.getScheduleAttr();
+  if (!attr)
+    return kernel.emitOpError("is tiled but has no schedule attribute");
+  sched::MatmulSchedule s = attr.getSchedule();
+  if (std::optional<std::string> reason = sched::validate(s, w, target))
+    return kernel.emitOpError("schedule is invalid for ")
+           << w.key(target.chip) << ": " << *reason;
+  // The tiles the builder lowers are the schedule's.
+  const TiledMatmul &t = c->tiles;
+  if (t.blockM != s.blockM || t.blockN != s.blockN || t.kTile != kTileOf(s) ||
+      t.promoted != (s.instruction != sched::Instruction::Gemv))
+    return kernel.emitOpError("is tiled ")
+           << t.blockM << " x " << t.blockN << " x " << t.kTile
+           << (t.promoted ? " (promoted)" : "")
+           << ", not as its schedule says: " << attr;
   // Split-K: the workspace (tile counters, then S x M x N partials) is the
   // kernel's last parameter.
   int64_t workspace = 0;

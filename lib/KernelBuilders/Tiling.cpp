@@ -1,0 +1,349 @@
+//===- Tiling.cpp - a matmul kernel's block tiles, by upstream tiling -----===//
+//
+// kopt-tile's upstream step for matmul kernels (Tiling.h): tile-and-fuse to
+// block tiles, padding to whole tiles, K tiling and the promotion of the K
+// tiles to shared memory, all with upstream MLIR's transformations; and the
+// matcher that reads the tiled form back for the matmul builder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tiling.h"
+#include "Common.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace kopt;
+using namespace kopt::kb;
+namespace sched = kopt::schedule;
+
+FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
+  MatmulBody body;
+  SmallVector<linalg::GenericOp> gs = generics(kernel);
+  if (gs.empty())
+    return kernel.emitOpError("has no linalg.generic to build a kernel from");
+  linalg::GenericOp mm = body.contraction = gs.front();
+  if (mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3)
+    return mm.emitOpError("the first generic of a matmul kernel must be the "
+                          "contraction");
+  if (gs.size() == 2)
+    body.epilogue = gs[1];
+  if (gs.size() > 2 ||
+      (body.epilogue &&
+       (body.epilogue.getNumDpsInputs() != 1 ||
+        body.epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
+        !llvm::all_of(body.epilogue.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))))
+    return kernel.emitOpError(
+        "matmul kernels take one elementwise epilogue on the "
+        "contraction's result at most");
+  AffineMap outMap = mm.getIndexingMapsArray().back();
+  if (outMap !=
+      AffineMap::getMultiDimIdentityMap(3, mm.getContext()).getMajorSubMap(2))
+    return mm.emitOpError("contraction output must be indexed (d0, d1)");
+  Block &block = kernel.getBody().front();
+  Value result = body.epilogue ? body.epilogue.getResult(0) : mm.getResult(0);
+  auto isArg = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &block;
+  };
+  if (!isArg(mm.getDpsInputOperand(0)->get()) ||
+      !isArg(mm.getDpsInputOperand(1)->get()) ||
+      !llvm::is_contained(block.getTerminator()->getOperands(), result))
+    return mm.emitOpError(
+        "matmul operands and result must be kernel arguments");
+  auto fill = mm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  auto zero = fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>()
+                   : arith::ConstantOp();
+  auto zeroAttr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+  if (!zeroAttr || !zeroAttr.getValue().isZero())
+    return mm.emitOpError(
+        "contraction accumulator must start from a fill of 0");
+  return body;
+}
+
+bool kb::isTiledMatmul(KernelOp kernel) {
+  return llvm::any_of(kernel.getBody().front(),
+                      [](Operation &op) { return isa<scf::ForallOp>(op); });
+}
+
+int64_t kb::kTileOf(const sched::MatmulSchedule &s) {
+  return s.instruction == sched::Instruction::Gemv ? 32 * s.blockK : s.blockK;
+}
+
+/// Erases the ops of `block` left without uses (the untiled originals).
+static void eraseDeadOps(RewriterBase &rewriter, Block &block) {
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (Operation &op : block.without_terminator()) {
+      if (isOpTriviallyDead(&op)) {
+        rewriter.eraseOp(&op);
+        erased = true;
+        break;
+      }
+    }
+  }
+}
+
+LogicalResult kb::tileMatmulBody(KernelOp kernel,
+                                 const sched::MatmulSchedule &s) {
+  FailureOr<MatmulBody> body = matchMatmulBody(kernel);
+  if (failed(body))
+    return failure();
+  MLIRContext *ctx = kernel.getContext();
+  IRRewriter rewriter(ctx);
+  Block &block = kernel.getBody().front();
+  Operation *root =
+      body->epilogue ? body->epilogue.getOperation() : body->contraction;
+
+  // 1. Block tiles: the root tiled by [block_m, block_n] into an scf.forall,
+  //    its producers (the contraction, its fill) fused into the tile.
+  scf::SCFTilingOptions blockTiling;
+  blockTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes(getAsIndexOpFoldResult(ctx, {s.blockM, s.blockN}));
+  scf::SCFTileAndFuseOptions tileAndFuse;
+  tileAndFuse.setTilingOptions(blockTiling);
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(root), tileAndFuse);
+  if (failed(fused))
+    return kernel.emitOpError("kopt-tile: upstream tile-and-fuse to ")
+           << s.blockM << " x " << s.blockN << " block tiles failed";
+  for (OpResult r : root->getResults())
+    rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
+  eraseDeadOps(rewriter, block);
+  linalg::GenericOp mm;
+  for (Operation *op : fused->tiledAndFusedOps)
+    if (auto g = dyn_cast<linalg::GenericOp>(op))
+      if (g.getNumReductionLoops() == 1)
+        mm = g;
+  if (!mm)
+    return kernel.emitOpError(
+        "kopt-tile: the contraction was not fused into the block tile");
+
+  // 2. Whole tiles: the contraction's operands zero-padded to block_m x
+  //    block_n x (K rounded up to whole K tiles); its result sliced back.
+  const int64_t kTile = kTileOf(s);
+  auto zeroOf = [&](Value v) -> Attribute {
+    return rewriter.getZeroAttr(getElementTypeOrSelf(v.getType()));
+  };
+  linalg::LinalgPaddingOptions padding;
+  padding.setPaddingDimensions({0, 1, 2})
+      .setPadToMultipleOf({s.blockM, s.blockN, kTile})
+      .setPaddingValues({zeroOf(mm.getDpsInputOperand(0)->get()),
+                         zeroOf(mm.getDpsInputOperand(1)->get()),
+                         zeroOf(mm.getDpsInitOperand(0)->get())})
+      .setCopyBackOp(linalg::LinalgPaddingOptions::CopyBackOp::None);
+  linalg::LinalgOp padded;
+  SmallVector<Value> replacements;
+  SmallVector<tensor::PadOp> pads;
+  rewriter.setInsertionPoint(mm);
+  if (failed(linalg::rewriteAsPaddedOp(rewriter, mm, padding, padded,
+                                       replacements, pads)))
+    return kernel.emitOpError("kopt-tile: upstream padding of the block "
+                              "tile's contraction to whole tiles failed");
+  rewriter.replaceOp(mm, replacements);
+
+  // 3. K tiles: the padded contraction's reduction tiled by the K tile.
+  scf::SCFTilingOptions kTiling;
+  kTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes(getAsIndexOpFoldResult(ctx, {0, 0, kTile}));
+  rewriter.setInsertionPoint(padded);
+  FailureOr<scf::SCFTilingResult> kLoop = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(padded.getOperation()), kTiling);
+  if (failed(kLoop) || kLoop->tiledOps.size() != 1)
+    return kernel.emitOpError("kopt-tile: upstream tiling of K by ")
+           << kTile << " failed";
+  rewriter.replaceOp(padded, kLoop->replacements);
+
+  // 4. Promotion: each K tile of A and B copied into a shared-memory tensor
+  //    (except gemv, which reads them from global memory).
+  if (s.instruction != sched::Instruction::Gemv) {
+    auto tiled = cast<linalg::GenericOp>(kLoop->tiledOps.front());
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    for (OpOperand *operand : tiled.getDpsInputOperands()) {
+      rewriter.setInsertionPoint(tiled);
+      Value tile = operand->get();
+      auto type = cast<RankedTensorType>(tile.getType());
+      if (!type.hasStaticShape())
+        return kernel.emitOpError("kopt-tile: operand tile ")
+               << type << " is not a whole tile after padding";
+      auto copy = bufferization::AllocTensorOp::create(rewriter, tiled.getLoc(),
+                                                       type, ValueRange(), tile,
+                                                       Value(), workgroup);
+      rewriter.modifyOpInPlace(tiled, [&] { operand->set(copy); });
+    }
+  }
+  // Cleanup: fold what the steps left (full-tile slices, constant bounds),
+  // drop the dead ops and common subexpressions. No canonicalization
+  // patterns: they would fold a single block tile's or K tile's loop away.
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  if (failed(applyPatternsGreedily(
+          kernel.getBody(), FrozenRewritePatternSet(RewritePatternSet(ctx)),
+          config)))
+    return kernel.emitOpError("kopt-tile: the tiled kernel does not settle");
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, kernel);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the tiled form back
+//===----------------------------------------------------------------------===//
+
+/// `v` traced through tensor.extract_slice, zero tensor.pad and shared-memory
+/// copies (bufferization.alloc_tensor copy(...) in workgroup memory) to the
+/// value they start from; `promoted` is set when it passes such a copy. Null
+/// when a pad with another value or a copy elsewhere stands in between.
+static Value sliceSource(Value v, bool *promoted = nullptr) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      v = slice.getSource();
+    } else if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+      Value value = pad.getConstantPaddingValue();
+      auto cst = value ? value.getDefiningOp<arith::ConstantOp>()
+                       : arith::ConstantOp();
+      auto attr = cst ? cst.getValue() : Attribute();
+      bool zero = (isa_and_nonnull<FloatAttr>(attr) &&
+                   cast<FloatAttr>(attr).getValue().isZero()) ||
+                  (isa_and_nonnull<IntegerAttr>(attr) &&
+                   cast<IntegerAttr>(attr).getValue().isZero());
+      if (!zero)
+        return {};
+      v = pad.getSource();
+    } else if (auto copy = dyn_cast<bufferization::AllocTensorOp>(def)) {
+      auto space =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(copy.getMemorySpaceAttr());
+      if (!copy.getCopy() || !space ||
+          space.getValue() != gpu::AddressSpace::Workgroup)
+        return {};
+      if (promoted)
+        *promoted = true;
+      v = copy.getCopy();
+    } else {
+      break;
+    }
+  }
+  return v;
+}
+
+/// A constant index of `ofr`, or -1.
+static int64_t constantOr(OpFoldResult ofr) {
+  std::optional<int64_t> v = getConstantIntValue(ofr);
+  return v ? *v : -1;
+}
+
+FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
+  TiledMatmul t;
+  Block &block = kernel.getBody().front();
+  auto fail = [&](Operation *at, const Twine &what) {
+    return at->emitOpError("is not kopt-tile's tiled matmul form: ") << what;
+  };
+  Value result = block.getTerminator()->getOperand(0);
+  t.blockTiles = result.getDefiningOp<scf::ForallOp>();
+  if (!t.blockTiles)
+    return fail(kernel, "the kernel does not yield an scf.forall's result");
+  scf::ForallOp forall = t.blockTiles;
+  if (forall.getRank() != 2 ||
+      !llvm::all_of(forall.getMixedLowerBound(),
+                    [](OpFoldResult lb) { return isZeroInteger(lb); }))
+    return fail(forall, "the block tiles are not a 2-D loop from 0");
+  t.M = constantOr(forall.getMixedUpperBound()[0]);
+  t.N = constantOr(forall.getMixedUpperBound()[1]);
+  t.blockM = constantOr(forall.getMixedStep()[0]);
+  t.blockN = constantOr(forall.getMixedStep()[1]);
+  if (t.M <= 0 || t.N <= 0 || t.blockM <= 0 || t.blockN <= 0)
+    return fail(forall, "the block tiles' bounds and steps are not constants");
+  // The K loop and the contraction in it.
+  for (auto loop : forall.getBody()->getOps<scf::ForOp>()) {
+    if (t.kTiles)
+      return fail(loop, "the block tile has more than one K loop");
+    t.kTiles = loop;
+  }
+  if (!t.kTiles)
+    return fail(forall, "the block tile has no K loop");
+  scf::ForOp kLoop = t.kTiles;
+  for (auto g : kLoop.getBody()->getOps<linalg::GenericOp>()) {
+    if (t.contraction)
+      return fail(g, "the K loop holds more than one generic");
+    t.contraction = g;
+  }
+  linalg::GenericOp mm = t.contraction;
+  if (!mm || mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3 ||
+      kLoop.getNumRegionIterArgs() != 1 ||
+      mm.getDpsInitOperand(0)->get() != kLoop.getRegionIterArgs()[0])
+    return fail(kLoop, "the K loop does not carry one contraction's "
+                       "accumulator");
+  if (!isZeroInteger(kLoop.getLowerBound()) ||
+      constantOr(kLoop.getStep()) <= 0 ||
+      constantOr(kLoop.getUpperBound()) <= 0)
+    return fail(kLoop, "the K loop's bounds and step are not constants");
+  t.kTile = constantOr(kLoop.getStep());
+  // The operands: K tiles of padded slices of the kernel's arguments.
+  bool promotedA = false, promotedB = false;
+  t.a = sliceSource(mm.getDpsInputOperand(0)->get(), &promotedA);
+  t.b = sliceSource(mm.getDpsInputOperand(1)->get(), &promotedB);
+  auto isArg = [&](Value v) {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    return arg && arg.getOwner() == &block;
+  };
+  if (!isArg(t.a) || !isArg(t.b))
+    return fail(mm, "its operands are not zero-padded tiles of the kernel's "
+                    "arguments");
+  if (promotedA != promotedB)
+    return fail(mm, "one operand is promoted to shared memory, the other "
+                    "not");
+  t.promoted = promotedA;
+  for (OpOperand *in : mm.getDpsInputOperands())
+    if (!cast<RankedTensorType>(in->get().getType()).hasStaticShape())
+      return fail(mm, "its operand tiles are not padded to whole tiles");
+  // K: the extent of A along the reduction dimension.
+  AffineMap mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
+  auto typeA = cast<RankedTensorType>(t.a.getType());
+  for (auto [i, e] : llvm::enumerate(mapA.getResults()))
+    if (e == getAffineDimExpr(2, kernel.getContext()))
+      t.K = typeA.getDimSize(i);
+  int64_t paddedK = llvm::divideCeil(t.K, t.kTile) * t.kTile;
+  if (t.K <= 0 || constantOr(kLoop.getUpperBound()) != paddedK)
+    return fail(kLoop, "the K loop does not cover K in whole K tiles");
+  // The accumulator starts as a (padded) fill of 0.
+  Value init = sliceSource(kLoop.getInitArgs()[0]);
+  auto fill = init ? init.getDefiningOp<linalg::FillOp>() : linalg::FillOp();
+  auto zero = fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>()
+                   : arith::ConstantOp();
+  auto zeroAttr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+  if (!zeroAttr || !zeroAttr.getValue().isZero())
+    return fail(kLoop, "the accumulator does not start from a fill of 0");
+  // The epilogue (if any) on the valid part of the K loop's result, and the
+  // block tile's result inserted into the output.
+  auto inParallel = forall.getTerminator();
+  auto inserts = llvm::to_vector(
+      inParallel.getBody()->getOps<tensor::ParallelInsertSliceOp>());
+  if (inserts.size() != 1)
+    return fail(forall, "the block tile does not insert one result");
+  Value tile = inserts.front().getSource();
+  if (auto g = tile.getDefiningOp<linalg::GenericOp>()) {
+    t.epilogue = g;
+    if (g.getNumDpsInputs() != 1 || g->getParentOp() != forall ||
+        g.getNumReductionLoops() != 0)
+      return fail(g, "the epilogue is not elementwise on the accumulator");
+    tile = g.getDpsInputOperand(0)->get();
+  }
+  if (sliceSource(tile) != kLoop.getResult(0))
+    return fail(forall, "the block tile's result is not the K loop's");
+  return t;
+}

@@ -1,0 +1,84 @@
+//===- Tiling.h - matmul block tiles by upstream tiling -------*- C++ -*-===//
+//-*-===//
+//
+// kopt-tile's first step for a matmul kernel: the kernel body (fill(0) + a
+// contraction generic + at most one elementwise epilogue generic, linalg on
+// tensors) is tiled with upstream MLIR's TilingInterface to the schedule's
+// block tiles and K tiles, padded to whole tiles and its operand tiles
+// promoted to shared memory. The matmul builder (Matmul.cpp) then lowers that
+// tiled form (docs/compiler.md, "kopt-tile").
+//
+//===----------------------------------------------------------------------===//
+#ifndef KOPT_LIB_KERNELBUILDERS_TILING_H
+#define KOPT_LIB_KERNELBUILDERS_TILING_H
+
+#include "kopt/Schedule/Schedule.h"
+#include "kopt/Transforms/KernelBuilders.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace kopt::kb {
+
+/// A matmul kernel body before tiling: fill(0) -> contraction generic ->
+/// optional elementwise epilogue generic (identity maps, one input: the
+/// contraction's result), whose result the kernel yields.
+struct MatmulBody {
+  mlir::linalg::GenericOp contraction, epilogue;
+};
+
+/// Matches the untiled body; emits an error at the offending op otherwise.
+mlir::FailureOr<MatmulBody> matchMatmulBody(KernelOp kernel);
+
+/// Whether kopt-tile's tiling has been applied to `kernel` (its body holds
+/// the scf.forall of the block tiles).
+bool isTiledMatmul(KernelOp kernel);
+
+/// The K tile of a schedule: the K elements one iteration of the K loop
+/// covers (block_k; for gemv, whose 32 lanes each read block_k elements of
+/// a row, 32 * block_k).
+int64_t kTileOf(const schedule::MatmulSchedule &s);
+
+/// Tiles the untiled body of `kernel` for schedule `s` with upstream MLIR:
+///   1. scf::tileConsumerAndFuseProducersUsingSCF on the yielded op (the
+///      epilogue, else the contraction) with tile sizes [block_m, block_n]:
+///      an scf.forall with one iteration per output block tile, the
+///      contraction and its fill(0) fused into it;
+///   2. linalg::rewriteAsPaddedOp on the tiled contraction: its operands
+///      padded with zeros to whole tiles (M and N to block_m, block_n; K to a
+///      multiple of the K tile), the result sliced back to the tile's valid
+///      rows and columns (partial tiles: zero-padded loads, clipped stores);
+///   3. scf::tileUsingSCF on the padded contraction with the K tile as the
+///      reduction's tile size: an scf.for carrying the accumulator tile;
+///   4. except for gemv (which reads its operands from global memory), each
+///      K iteration's operand tiles promoted to shared memory:
+///      bufferization.alloc_tensor copy(tile) {memory_space =
+///      #gpu.address_space<workgroup>}.
+/// Fails with an error at the kernel when an upstream step fails.
+mlir::LogicalResult tileMatmulBody(KernelOp kernel,
+                                   const schedule::MatmulSchedule &s);
+
+/// The tiled form tileMatmulBody leaves, read back by the matmul builder.
+struct TiledMatmul {
+  /// One iteration per block tile, over (ceil(M / block_m), ceil(N /
+  /// block_n)).
+  mlir::scf::ForallOp blockTiles;
+  /// The K loop: 0 to K padded to whole K tiles, step the K tile.
+  mlir::scf::ForOp kTiles;
+  /// The contraction on one K tile (whole, zero-padded tiles) and the
+  /// epilogue on the block tile's valid part (null without one).
+  mlir::linalg::GenericOp contraction, epilogue;
+  /// The kernel's block arguments A and B are tiled from.
+  mlir::Value a, b;
+  int64_t M = 0, N = 0, K = 0;
+  int64_t blockM = 0, blockN = 0, kTile = 0;
+  /// Whether the K tiles of A and B are promoted to shared memory.
+  bool promoted = false;
+};
+
+/// Reads the tiled form of `kernel` back, checking each step's structure;
+/// emits an error at the offending op when it is not tileMatmulBody's.
+mlir::FailureOr<TiledMatmul> matchTiledMatmul(KernelOp kernel);
+
+} // namespace kopt::kb
+
+#endif // KOPT_LIB_KERNELBUILDERS_TILING_H

@@ -1,0 +1,101 @@
+// kopt-tile's upstream step (--kopt-tile=tiling-only shows it alone): a matmul
+// kernel's linalg body tiled by upstream MLIR's TilingInterface to the
+// schedule's block tiles (tile-and-fuse: the epilogue tiled, the contraction and
+// its fill fused into the scf.forall), padded with zeros to whole tiles
+// (linalg::rewriteAsPaddedOp), its K dimension tiled (an scf.for carrying the
+// accumulator) and each K tile of A and B promoted to shared memory
+// (bufferization.alloc_tensor copy(...) in workgroup memory). The kernel stays
+// linalg on tensors; kopt-tile's builder lowers this form.
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | FileCheck %s
+// The tiled form parses again, and building from it gives the same kernels
+// as kopt-tile in one go.
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | kopt-opt -split-input-file --kopt-tile --kopt-pipeline > %t.two-steps.mlir
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline > %t.one-step.mlir
+// RUN: diff %t.two-steps.mlir %t.one-step.mlir
+// A tiled kernel whose tiles its schedule does not give, and a tiled form
+// that is not kopt-tile's, are rejected.
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/block_m = 128, block_n = 256/block_m = 64, block_n = 256/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/address_space<workgroup>/address_space<private>/g' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=NOTTILED
+
+// 100 x 96 x 64 bf16 (default: mma.sync, 128 x 256 x 32 tiles): one partial
+// block tile; the rounding epilogue tiled, the contraction and fill fused.
+// CHECK-LABEL: gpu.func @matmul_0(
+// CHECK:         kopt.kernel "matmul_0"
+// CHECK-SAME:      block_m = 128, block_n = 256, block_k = 32
+// CHECK:         ^bb0(%[[A:.*]]: tensor<100x64xbf16>, %[[B:.*]]: tensor<64x96xbf16>):
+// CHECK-NOT:       linalg.generic
+// CHECK:           %[[TILES:.*]] = scf.forall (%[[M0:.*]], %[[N0:.*]]) = (0, 0) to (100, 96) step (128, 256) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<100x96xbf16>)
+// The valid rows and columns of the block tile.
+// CHECK:             %[[ROWS:.*]] = affine.min #{{.*}}(%[[M0]])
+// CHECK:             %[[COLS:.*]] = affine.min #{{.*}}(%[[N0]])
+// CHECK:             %[[ASLICE:.*]] = tensor.extract_slice %[[A]][%[[M0]], 0] [%[[ROWS]], 64] [1, 1]
+// CHECK:             %[[BSLICE:.*]] = tensor.extract_slice %[[B]][0, %[[N0]]] [64, %[[COLS]]] [1, 1]
+// CHECK:             %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x?xf32>)
+// Zero padding to whole tiles.
+// CHECK:             %[[APAD:.*]] = tensor.pad %[[ASLICE]] low[0, 0] high[%{{.*}}, 0]
+// CHECK:               tensor.yield %{{.*}} : bf16
+// CHECK:             } : tensor<?x64xbf16> to tensor<128x64xbf16>
+// CHECK:             %[[BPAD:.*]] = tensor.pad %[[BSLICE]] low[0, 0] high[0, %{{.*}}]
+// CHECK:             } : tensor<64x?xbf16> to tensor<64x256xbf16>
+// CHECK:             %[[ACC:.*]] = tensor.pad %[[FILL]] low[0, 0] high[%{{.*}}, %{{.*}}]
+// CHECK:             } : tensor<?x?xf32> to tensor<128x256xf32>
+// The K loop: 64 in K tiles of 32, each tile of A and B copied to shared memory.
+// CHECK:             %[[K:.*]] = scf.for %[[K0:.*]] = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c32[_0-9]*}} iter_args(%[[C:.*]] = %[[ACC]]) -> (tensor<128x256xf32>)
+// CHECK:               %[[AK:.*]] = tensor.extract_slice %[[APAD]][0, %[[K0]]] [128, 32] [1, 1]
+// CHECK:               %[[BK:.*]] = tensor.extract_slice %[[BPAD]][%[[K0]], 0] [32, 256] [1, 1]
+// CHECK:               %[[AS:.*]] = bufferization.alloc_tensor() copy(%[[AK]]) {memory_space = #gpu.address_space<workgroup>} : tensor<128x32xbf16>
+// CHECK:               %[[BS:.*]] = bufferization.alloc_tensor() copy(%[[BK]]) {memory_space = #gpu.address_space<workgroup>} : tensor<32x256xbf16>
+// CHECK:               %[[MM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AS]], %[[BS]] : tensor<128x32xbf16>, tensor<32x256xbf16>) outs(%[[C]] : tensor<128x256xf32>)
+// CHECK:                 arith.mulf
+// CHECK:                 arith.addf
+// CHECK:               scf.yield %[[MM]] : tensor<128x256xf32>
+// The epilogue on the valid part, inserted into the output.
+// CHECK:             %[[VALID:.*]] = tensor.extract_slice %[[K]][0, 0] [%[[ROWS]], %[[COLS]]] [1, 1]
+// CHECK:             %[[EPI:.*]] = linalg.generic {{.*}} ins(%[[VALID]] : tensor<?x?xf32>)
+// CHECK:               arith.truncf
+// CHECK:             scf.forall.in_parallel
+// CHECK-NEXT:          tensor.parallel_insert_slice %[[EPI]] into %[[OUT]][%[[M0]], %[[N0]]] [%[[ROWS]], %[[COLS]]] [1, 1]
+// CHECK:           kopt.yield %[[TILES]]
+// MISMATCH: error: 'kopt.kernel' op is tiled 128 x 256 x 32 (promoted), not as its schedule says: #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 256
+// NOTTILED: error: 'linalg.generic' op is not kopt-tile's tiled matmul form: its operands are not zero-padded tiles of the kernel's arguments
+func.func @gemm(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x96xbf16> {
+  %0 = kopt.matmul %a, %b : tensor<100x64xbf16>, tensor<64x96xbf16> -> tensor<100x96xbf16>
+  return %0 : tensor<100x96xbf16>
+}
+
+// -----
+
+// f32 (no epilogue: the contraction is the root), K = 100 not a multiple of
+// the K tile: padded to 104, 13 K tiles of 8 (default: ffma, 128 x 128 x 8).
+// CHECK-LABEL: gpu.func @matmul_0(
+// CHECK:         block_m = 128, block_n = 128, block_k = 8
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (256, 200) step (128, 128)
+// CHECK:           } : tensor<128x100xf32> to tensor<128x104xf32>
+// CHECK:           } : tensor<100x?xf32> to tensor<104x128xf32>
+// CHECK:           %[[K:.*]] = scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c104[_0-9]*}} step %{{c8[_0-9]*}}
+// CHECK:             bufferization.alloc_tensor() copy(%{{.*}}) {memory_space = #gpu.address_space<workgroup>} : tensor<128x8xf32>
+// CHECK:             bufferization.alloc_tensor() copy(%{{.*}}) {memory_space = #gpu.address_space<workgroup>} : tensor<8x128xf32>
+// CHECK:           %[[VALID:.*]] = tensor.extract_slice %[[K]][0, 0]
+// CHECK-NOT:       linalg.generic
+// CHECK:           tensor.parallel_insert_slice %[[VALID]]
+func.func @f32_odd_k(%a: tensor<256x100xf32>, %b: tensor<100x200xf32>) -> tensor<256x200xf32> {
+  %0 = kopt.matmul %a, %b : tensor<256x100xf32>, tensor<100x200xf32> -> tensor<256x200xf32>
+  return %0 : tensor<256x200xf32>
+}
+
+// -----
+
+// gemv (M = 1): K tiles of 32 lanes x block_k = 512 elements, no promotion
+// (gemv reads its operands from global memory); A's one row padded to the
+// 16-row block tile.
+// CHECK-LABEL: gpu.func @matmul_0(
+// CHECK:         instruction = gemv
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 1000) step (16, 16)
+// CHECK:           } : tensor<?x4096xbf16> to tensor<16x4096xbf16>
+// CHECK:           scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c4096[_0-9]*}} step %{{c512[_0-9]*}}
+// CHECK-NOT:         bufferization.alloc_tensor
+// CHECK:             linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x512xbf16>, tensor<16x512xbf16>)
+func.func @gemv(%a: tensor<1x4096xbf16>, %b: tensor<1000x4096xbf16>) -> tensor<1x1000xbf16> {
+  %0 = kopt.matmul %a, %b {transpose_b} : tensor<1x4096xbf16>, tensor<1000x4096xbf16> -> tensor<1x1000xbf16>
+  return %0 : tensor<1x1000xbf16>
+}
