@@ -1670,12 +1670,19 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
            << w.key(target.chip) << ": " << *reason;
   // The tiles the builder lowers are the schedule's.
   const TiledMatmul &t = c->tiles;
+  bool warps = hasWarpTiles(s);
   if (t.blockM != s.blockM || t.blockN != s.blockN || t.kTile != kTileOf(s) ||
-      t.promoted != (s.instruction != sched::Instruction::Gemv))
-    return kernel.emitOpError("is tiled ")
-           << t.blockM << " x " << t.blockN << " x " << t.kTile
-           << (t.promoted ? " (promoted)" : "")
-           << ", not as its schedule says: " << attr;
+      t.promoted != (s.instruction != sched::Instruction::Gemv) ||
+      t.warpM != (warps ? s.warpM : 0) || t.warpN != (warps ? s.warpN : 0)) {
+    InFlightDiagnostic diag = kernel.emitOpError("is tiled ")
+                              << t.blockM << " x " << t.blockN << " x "
+                              << t.kTile;
+    if (t.warpTiles)
+      diag << " (warp tiles " << t.warpM << " x " << t.warpN << ")";
+    diag << (t.promoted ? ", promoted" : "")
+         << ", not as its schedule says: " << attr;
+    return diag;
+  }
   // Split-K: the workspace (tile counters, then S x M x N partials) is the
   // kernel's last parameter.
   int64_t workspace = 0;

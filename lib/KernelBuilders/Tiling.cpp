@@ -77,6 +77,11 @@ bool kb::isTiledMatmul(KernelOp kernel) {
                       [](Operation &op) { return isa<scf::ForallOp>(op); });
 }
 
+bool kb::hasWarpTiles(const sched::MatmulSchedule &s) {
+  return s.instruction == sched::Instruction::MmaSync ||
+         s.instruction == sched::Instruction::Wgmma;
+}
+
 int64_t kb::kTileOf(const sched::MatmulSchedule &s) {
   return s.instruction == sched::Instruction::Gemv ? 32 * s.blockK : s.blockK;
 }
@@ -181,12 +186,42 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
       if (!type.hasStaticShape())
         return kernel.emitOpError("kopt-tile: operand tile ")
                << type << " is not a whole tile after padding";
-      auto copy = bufferization::AllocTensorOp::create(rewriter, tiled.getLoc(),
-                                                       type, ValueRange(), tile,
-                                                       Value(), workgroup);
-      rewriter.modifyOpInPlace(tiled, [&] { operand->set(copy); });
+      // What transform.structured.promote_tensor makes: an allocation in the
+      // memory space, the tile materialized into it.
+      auto alloc = bufferization::AllocTensorOp::create(
+          rewriter, tiled.getLoc(), type, ValueRange(), Value(), Value(),
+          workgroup);
+      auto copy = bufferization::MaterializeInDestinationOp::create(
+          rewriter, tiled.getLoc(), tile, alloc);
+      rewriter.modifyOpInPlace(tiled, [&] { operand->set(copy.getResult()); });
     }
   }
+  // 5. Warp tiles (tensor cores: mma.sync warps, wgmma warpgroups): the
+  //    contraction on the promoted K tiles tiled by [warp_m, warp_n] into an
+  //    scf.forall with one iteration per warp (warpgroup), N fastest. The
+  //    FFMA and gemv kernels spread their tiles over threads and lanes
+  //    cyclically, which the builder does.
+  if (hasWarpTiles(s)) {
+    auto tiled = cast<linalg::GenericOp>(kLoop->tiledOps.front());
+    bool wgmma = s.instruction == sched::Instruction::Wgmma;
+    auto dim = [&](gpu::MappingId id) -> Attribute {
+      if (wgmma)
+        return gpu::GPUWarpgroupMappingAttr::get(ctx, id);
+      return gpu::GPUWarpMappingAttr::get(ctx, id);
+    };
+    scf::SCFTilingOptions warpTiling;
+    warpTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+        .setTileSizes(getAsIndexOpFoldResult(ctx, {s.warpM, s.warpN, 0}))
+        .setMapping({dim(gpu::MappingId::DimY), dim(gpu::MappingId::DimX)});
+    rewriter.setInsertionPoint(tiled);
+    FailureOr<scf::SCFTilingResult> warps = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(tiled.getOperation()), warpTiling);
+    if (failed(warps))
+      return kernel.emitOpError("kopt-tile: upstream tiling to ")
+             << s.warpM << " x " << s.warpN << " warp tiles failed";
+    rewriter.replaceOp(tiled, warps->replacements);
+  }
+
   // Cleanup: fold what the steps left (full-tile slices, constant bounds),
   // drop the dead ops and common subexpressions. No canonicalization
   // patterns: they would fold a single block tile's or K tile's loop away.
@@ -205,8 +240,9 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
 // Reading the tiled form back
 //===----------------------------------------------------------------------===//
 
-/// `v` traced through tensor.extract_slice, zero tensor.pad and shared-memory
-/// copies (bufferization.alloc_tensor copy(...) in workgroup memory) to the
+/// `v` traced through tensor.extract_slice, zero tensor.pad and promotions to
+/// shared memory (bufferization.materialize_in_destination into an
+/// alloc_tensor in workgroup memory) to the
 /// value they start from; `promoted` is set when it passes such a copy. Null
 /// when a pad with another value or a copy elsewhere stands in between.
 static Value sliceSource(Value v, bool *promoted = nullptr) {
@@ -225,15 +261,18 @@ static Value sliceSource(Value v, bool *promoted = nullptr) {
       if (!zero)
         return {};
       v = pad.getSource();
-    } else if (auto copy = dyn_cast<bufferization::AllocTensorOp>(def)) {
-      auto space =
-          dyn_cast_or_null<gpu::AddressSpaceAttr>(copy.getMemorySpaceAttr());
-      if (!copy.getCopy() || !space ||
-          space.getValue() != gpu::AddressSpace::Workgroup)
+    } else if (auto copy =
+                   dyn_cast<bufferization::MaterializeInDestinationOp>(def)) {
+      auto alloc = copy.getDest().getDefiningOp<bufferization::AllocTensorOp>();
+      auto space = alloc ? dyn_cast_or_null<gpu::AddressSpaceAttr>(
+                               alloc.getMemorySpaceAttr())
+                         : gpu::AddressSpaceAttr();
+      if (!space || space.getValue() != gpu::AddressSpace::Workgroup ||
+          alloc.getCopy())
         return {};
       if (promoted)
         *promoted = true;
-      v = copy.getCopy();
+      v = copy.getSource();
     } else {
       break;
     }
@@ -277,17 +316,51 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   if (!t.kTiles)
     return fail(forall, "the block tile has no K loop");
   scf::ForOp kLoop = t.kTiles;
-  for (auto g : kLoop.getBody()->getOps<linalg::GenericOp>()) {
+  // The contraction, directly in the K loop or in its warp tiles.
+  Block *computeBody = kLoop.getBody();
+  Value accumulator = kLoop.getNumRegionIterArgs() == 1
+                          ? kLoop.getRegionIterArgs()[0]
+                          : Value();
+  for (auto warps : kLoop.getBody()->getOps<scf::ForallOp>()) {
+    if (t.warpTiles)
+      return fail(warps, "the K loop has more than one warp tile loop");
+    t.warpTiles = warps;
+  }
+  if (scf::ForallOp warps = t.warpTiles) {
+    if (warps.getRank() != 2 || warps.getNumResults() != 1 ||
+        warps.getOutputs()[0] != accumulator ||
+        !llvm::all_of(warps.getMixedLowerBound(),
+                      [](OpFoldResult lb) { return isZeroInteger(lb); }))
+      return fail(warps, "the warp tiles are not a 2-D loop from 0 over the "
+                         "accumulator");
+    t.warpM = constantOr(warps.getMixedStep()[0]);
+    t.warpN = constantOr(warps.getMixedStep()[1]);
+    computeBody = warps.getBody();
+    accumulator = warps.getRegionIterArgs()[0];
+  }
+  for (auto g : computeBody->getOps<linalg::GenericOp>()) {
     if (t.contraction)
       return fail(g, "the K loop holds more than one generic");
     t.contraction = g;
   }
   linalg::GenericOp mm = t.contraction;
   if (!mm || mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3 ||
-      kLoop.getNumRegionIterArgs() != 1 ||
-      mm.getDpsInitOperand(0)->get() != kLoop.getRegionIterArgs()[0])
+      !accumulator ||
+      sliceSource(mm.getDpsInitOperand(0)->get()) != accumulator)
     return fail(kLoop, "the K loop does not carry one contraction's "
                        "accumulator");
+  Value yielded = t.warpTiles ? t.warpTiles.getResult(0) : mm.getResult(0);
+  if (kLoop.getBody()->getTerminator()->getOperand(0) != yielded)
+    return fail(kLoop, "the K loop does not yield the contraction's result");
+  if (scf::ForallOp warps = t.warpTiles) {
+    auto inserts =
+        llvm::to_vector(warps.getTerminator()
+                            .getBody()
+                            ->getOps<tensor::ParallelInsertSliceOp>());
+    if (inserts.size() != 1 || inserts.front().getSource() != mm.getResult(0))
+      return fail(warps, "the warp tiles do not insert the contraction's "
+                         "result");
+  }
   if (!isZeroInteger(kLoop.getLowerBound()) ||
       constantOr(kLoop.getStep()) <= 0 ||
       constantOr(kLoop.getUpperBound()) <= 0)

@@ -38,6 +38,11 @@ bool isTiledMatmul(KernelOp kernel);
 /// a row, 32 * block_k).
 int64_t kTileOf(const schedule::MatmulSchedule &s);
 
+/// Whether the schedule's warp tiles are tiled by upstream too (tensor
+/// cores: mma.sync warps and wgmma warpgroups each own a warp_m x warp_n
+/// tile; FFMA threads and gemv lanes take theirs cyclically, in the builder).
+bool hasWarpTiles(const schedule::MatmulSchedule &s);
+
 /// Tiles the untiled body of `kernel` for schedule `s` with upstream MLIR:
 ///   1. scf::tileConsumerAndFuseProducersUsingSCF on the yielded op (the
 ///      epilogue, else the contraction) with tile sizes [block_m, block_n]:
@@ -50,9 +55,15 @@ int64_t kTileOf(const schedule::MatmulSchedule &s);
 ///   3. scf::tileUsingSCF on the padded contraction with the K tile as the
 ///      reduction's tile size: an scf.for carrying the accumulator tile;
 ///   4. except for gemv (which reads its operands from global memory), each
-///      K iteration's operand tiles promoted to shared memory:
-///      bufferization.alloc_tensor copy(tile) {memory_space =
-///      #gpu.address_space<workgroup>}.
+///      K iteration's operand tiles promoted to shared memory as upstream's
+///      transform.structured.promote_tensor does it:
+///      bufferization.alloc_tensor() {memory_space =
+///      #gpu.address_space<workgroup>} and
+///      bufferization.materialize_in_destination of the tile into it.
+///   5. with tensor cores (hasWarpTiles), the contraction on the K tiles
+///      tiled by [warp_m, warp_n] with scf::tileUsingSCF into an scf.forall
+///      over the warps (mapping #gpu.warp<y>, #gpu.warp<x>; wgmma:
+///      #gpu.warpgroup<...>), N fastest.
 /// Fails with an error at the kernel when an upstream step fails.
 mlir::LogicalResult tileMatmulBody(KernelOp kernel,
                                    const schedule::MatmulSchedule &s);
@@ -64,13 +75,18 @@ struct TiledMatmul {
   mlir::scf::ForallOp blockTiles;
   /// The K loop: 0 to K padded to whole K tiles, step the K tile.
   mlir::scf::ForOp kTiles;
-  /// The contraction on one K tile (whole, zero-padded tiles) and the
+  /// With warp tiles: one iteration per warp (warpgroup) of the K tile's
+  /// contraction, over (block_m / warp_m, block_n / warp_n); else null.
+  mlir::scf::ForallOp warpTiles;
+  /// The contraction on one K tile (or its warp tile) and the
   /// epilogue on the block tile's valid part (null without one).
   mlir::linalg::GenericOp contraction, epilogue;
   /// The kernel's block arguments A and B are tiled from.
   mlir::Value a, b;
   int64_t M = 0, N = 0, K = 0;
   int64_t blockM = 0, blockN = 0, kTile = 0;
+  /// The warp tile (0 without warp tiles).
+  int64_t warpM = 0, warpN = 0;
   /// Whether the K tiles of A and B are promoted to shared memory.
   bool promoted = false;
 };

@@ -4,7 +4,9 @@
 // its fill fused into the scf.forall), padded with zeros to whole tiles
 // (linalg::rewriteAsPaddedOp), its K dimension tiled (an scf.for carrying the
 // accumulator) and each K tile of A and B promoted to shared memory
-// (bufferization.alloc_tensor copy(...) in workgroup memory). The kernel stays
+// (bufferization.alloc_tensor in workgroup memory and
+// bufferization.materialize_in_destination, as transform.structured.promote_tensor
+// does). The kernel stays
 // linalg on tensors; kopt-tile's builder lowers this form.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | FileCheck %s
 // The tiled form parses again, and building from it gives the same kernels
@@ -12,6 +14,8 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | kopt-opt -split-input-file --kopt-tile --kopt-pipeline > %t.two-steps.mlir
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline > %t.one-step.mlir
 // RUN: diff %t.two-steps.mlir %t.one-step.mlir
+// wgmma: the warp tiles are warpgroups'.
+// RUN: kopt-opt %S/Inputs/gemm-nt.mlir --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | FileCheck %s --check-prefix=WGMMA
 // A tiled kernel whose tiles its schedule does not give, and a tiled form
 // that is not kopt-tile's, are rejected.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/block_m = 128, block_n = 256/block_m = 64, block_n = 256/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=MISMATCH
@@ -43,12 +47,22 @@
 // CHECK:             %[[K:.*]] = scf.for %[[K0:.*]] = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c32[_0-9]*}} iter_args(%[[C:.*]] = %[[ACC]]) -> (tensor<128x256xf32>)
 // CHECK:               %[[AK:.*]] = tensor.extract_slice %[[APAD]][0, %[[K0]]] [128, 32] [1, 1]
 // CHECK:               %[[BK:.*]] = tensor.extract_slice %[[BPAD]][%[[K0]], 0] [32, 256] [1, 1]
-// CHECK:               %[[AS:.*]] = bufferization.alloc_tensor() copy(%[[AK]]) {memory_space = #gpu.address_space<workgroup>} : tensor<128x32xbf16>
-// CHECK:               %[[BS:.*]] = bufferization.alloc_tensor() copy(%[[BK]]) {memory_space = #gpu.address_space<workgroup>} : tensor<32x256xbf16>
-// CHECK:               %[[MM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AS]], %[[BS]] : tensor<128x32xbf16>, tensor<32x256xbf16>) outs(%[[C]] : tensor<128x256xf32>)
-// CHECK:                 arith.mulf
-// CHECK:                 arith.addf
-// CHECK:               scf.yield %[[MM]] : tensor<128x256xf32>
+// CHECK:               %[[AALLOC:.*]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x32xbf16>
+// CHECK:               %[[AS:.*]] = bufferization.materialize_in_destination %[[AK]] in %[[AALLOC]] : (tensor<128x32xbf16>, tensor<128x32xbf16>) -> tensor<128x32xbf16>
+// CHECK:               %[[BALLOC:.*]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x256xbf16>
+// CHECK:               %[[BS:.*]] = bufferization.materialize_in_destination %[[BK]] in %[[BALLOC]]
+// Warp tiles: 2 x 4 warps of 64 x 64 (warp_m x warp_n), N fastest.
+// CHECK:               %[[WARPS:.*]] = scf.forall (%[[WM:.*]], %[[WN:.*]]) = (0, 0) to (128, 256) step (64, 64) shared_outs(%[[CW:.*]] = %[[C]]) -> (tensor<128x256xf32>)
+// CHECK:                 %[[AW:.*]] = tensor.extract_slice %[[AS]][%[[WM]], 0] [64, 32] [1, 1]
+// CHECK:                 %[[BW:.*]] = tensor.extract_slice %[[BS]][0, %[[WN]]] [32, 64] [1, 1]
+// CHECK:                 %[[ACCW:.*]] = tensor.extract_slice %[[CW]][%[[WM]], %[[WN]]] [64, 64] [1, 1]
+// CHECK:                 %[[MM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AW]], %[[BW]] : tensor<64x32xbf16>, tensor<32x64xbf16>) outs(%[[ACCW]] : tensor<64x64xf32>)
+// CHECK:                   arith.mulf
+// CHECK:                   arith.addf
+// CHECK:                 scf.forall.in_parallel
+// CHECK-NEXT:              tensor.parallel_insert_slice %[[MM]] into %[[CW]][%[[WM]], %[[WN]]] [64, 64] [1, 1]
+// CHECK:               } {mapping = [#gpu.warp<y>, #gpu.warp<x>]}
+// CHECK:               scf.yield %[[WARPS]] : tensor<128x256xf32>
 // The epilogue on the valid part, inserted into the output.
 // CHECK:             %[[VALID:.*]] = tensor.extract_slice %[[K]][0, 0] [%[[ROWS]], %[[COLS]]] [1, 1]
 // CHECK:             %[[EPI:.*]] = linalg.generic {{.*}} ins(%[[VALID]] : tensor<?x?xf32>)
@@ -56,8 +70,15 @@
 // CHECK:             scf.forall.in_parallel
 // CHECK-NEXT:          tensor.parallel_insert_slice %[[EPI]] into %[[OUT]][%[[M0]], %[[N0]]] [%[[ROWS]], %[[COLS]]] [1, 1]
 // CHECK:           kopt.yield %[[TILES]]
-// MISMATCH: error: 'kopt.kernel' op is tiled 128 x 256 x 32 (promoted), not as its schedule says: #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 256
+// MISMATCH: error: 'kopt.kernel' op is tiled 128 x 256 x 32 (warp tiles 64 x 64), promoted, not as its schedule says: #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 256
 // NOTTILED: error: 'linalg.generic' op is not kopt-tile's tiled matmul form: its operands are not zero-padded tiles of the kernel's arguments
+// WGMMA-LABEL: gpu.func @matmul_0(
+// WGMMA:         instruction = wgmma, copy = cp_async, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256
+// WGMMA:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (100, 96) step (128, 256)
+// WGMMA:           scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c64[_0-9]*}}
+// WGMMA:             scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 256) step (64, 256)
+// WGMMA:               linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x64xbf16>, tensor<256x64xbf16>) outs(%{{.*}} : tensor<64x256xf32>)
+// WGMMA:             } {mapping = [#gpu.warpgroup<y>, #gpu.warpgroup<x>]}
 func.func @gemm(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x96xbf16> {
   %0 = kopt.matmul %a, %b : tensor<100x64xbf16>, tensor<64x96xbf16> -> tensor<100x96xbf16>
   return %0 : tensor<100x96xbf16>
@@ -73,8 +94,8 @@ func.func @gemm(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x9
 // CHECK:           } : tensor<128x100xf32> to tensor<128x104xf32>
 // CHECK:           } : tensor<100x?xf32> to tensor<104x128xf32>
 // CHECK:           %[[K:.*]] = scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c104[_0-9]*}} step %{{c8[_0-9]*}}
-// CHECK:             bufferization.alloc_tensor() copy(%{{.*}}) {memory_space = #gpu.address_space<workgroup>} : tensor<128x8xf32>
-// CHECK:             bufferization.alloc_tensor() copy(%{{.*}}) {memory_space = #gpu.address_space<workgroup>} : tensor<8x128xf32>
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x8xf32>
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<8x128xf32>
 // CHECK:           %[[VALID:.*]] = tensor.extract_slice %[[K]][0, 0]
 // CHECK-NOT:       linalg.generic
 // CHECK:           tensor.parallel_insert_slice %[[VALID]]
@@ -93,7 +114,7 @@ func.func @f32_odd_k(%a: tensor<256x100xf32>, %b: tensor<100x200xf32>) -> tensor
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 1000) step (16, 16)
 // CHECK:           } : tensor<?x4096xbf16> to tensor<16x4096xbf16>
 // CHECK:           scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c4096[_0-9]*}} step %{{c512[_0-9]*}}
-// CHECK-NOT:         bufferization.alloc_tensor
+// CHECK-NOT:         bufferization.
 // CHECK:             linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x512xbf16>, tensor<16x512xbf16>)
 func.func @gemv(%a: tensor<1x4096xbf16>, %b: tensor<1000x4096xbf16>) -> tensor<1x1000xbf16> {
   %0 = kopt.matmul %a, %b {transpose_b} : tensor<1x4096xbf16>, tensor<1000x4096xbf16> -> tensor<1x1000xbf16>
