@@ -776,9 +776,11 @@ static FailureOr<LaunchConfig> buildSimt(const Contraction &c,
                                          gpu::GPUFuncOp func,
                                          const sched::MatmulSchedule &s) {
   const int64_t kBM = s.blockM, kBN = s.blockN, kBK = s.blockK;
-  const int64_t kThreads = s.threads(), kTX = 16, kTY = kThreads / kTX;
+  // The thread grid kopt-tile's thread tiles describe (simtThreads).
+  const SimtThreads grid = simtThreads(s);
+  const int64_t kThreads = s.threads(), kTX = grid.tx, kTY = grid.ty;
   const int64_t kTM = kBM / kTY, kTN = kBN / kTX;
-  const int64_t kChunk = kTM % 4 == 0 && kTN % 4 == 0 ? 4 : 1;
+  const int64_t kChunk = grid.chunk;
   linalg::GenericOp mm = c.mm;
   Location loc = mm.getLoc();
   LaunchConfig cfg;
@@ -1673,12 +1675,17 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
   bool warps = hasWarpTiles(s);
   if (t.blockM != s.blockM || t.blockN != s.blockN || t.kTile != kTileOf(s) ||
       t.promoted != (s.instruction != sched::Instruction::Gemv) ||
-      t.warpM != (warps ? s.warpM : 0) || t.warpN != (warps ? s.warpN : 0)) {
+      t.warpM != (warps ? s.warpM : 0) || t.warpN != (warps ? s.warpN : 0) ||
+      t.innerTile != instructionTile(s, elementBytesOf(t.contraction)) ||
+      (t.threadTiles != nullptr) !=
+          (s.instruction == sched::Instruction::FFMA)) {
     InFlightDiagnostic diag = kernel.emitOpError("is tiled ")
                               << t.blockM << " x " << t.blockN << " x "
                               << t.kTile;
     if (t.warpTiles)
       diag << " (warp tiles " << t.warpM << " x " << t.warpN << ")";
+    diag << " with innermost tiles " << t.innerTile[0] << " x "
+         << t.innerTile[1] << " x " << t.innerTile[2];
     diag << (t.promoted ? ", promoted" : "")
          << ", not as its schedule says: " << attr;
     return diag;

@@ -82,6 +82,38 @@ bool kb::hasWarpTiles(const sched::MatmulSchedule &s) {
          s.instruction == sched::Instruction::Wgmma;
 }
 
+SimtThreads kb::simtThreads(const sched::MatmulSchedule &s) {
+  SimtThreads t;
+  t.ty = s.threads() / t.tx;
+  int64_t rows = s.blockM / t.ty, cols = s.blockN / t.tx;
+  t.chunk = rows % 4 == 0 && cols % 4 == 0 ? 4 : 1;
+  return t;
+}
+
+int64_t kb::elementBytesOf(linalg::GenericOp contraction) {
+  return getElementTypeOrSelf(contraction.getDpsInputOperand(0)->get())
+             .getIntOrFloatBitWidth() /
+         8;
+}
+
+SmallVector<int64_t, 3> kb::instructionTile(const sched::MatmulSchedule &s,
+                                            int64_t elementBytes) {
+  switch (s.instruction) {
+  case sched::Instruction::MmaSync:
+    return {16, 8, 16};
+  case sched::Instruction::Wgmma:
+    // m64nNk(32 bytes): k16 for 16-bit operands, k8 for TF32.
+    return {64, s.warpN, 32 / elementBytes};
+  case sched::Instruction::FFMA: {
+    SimtThreads t = simtThreads(s);
+    return {t.chunk, t.chunk, s.blockK};
+  }
+  case sched::Instruction::Gemv:
+    return {s.blockM, s.blockN, kTileOf(s)};
+  }
+  return {};
+}
+
 int64_t kb::kTileOf(const sched::MatmulSchedule &s) {
   return s.instruction == sched::Instruction::Gemv ? 32 * s.blockK : s.blockK;
 }
@@ -198,28 +230,68 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
   }
   // 5. Warp tiles (tensor cores: mma.sync warps, wgmma warpgroups): the
   //    contraction on the promoted K tiles tiled by [warp_m, warp_n] into an
-  //    scf.forall with one iteration per warp (warpgroup), N fastest. The
-  //    FFMA and gemv kernels spread their tiles over threads and lanes
-  //    cyclically, which the builder does.
+  //    scf.forall with one iteration per warp (warpgroup), N fastest.
+  auto inner = cast<linalg::GenericOp>(kLoop->tiledOps.front());
+  auto tile = [&](ArrayRef<int64_t> sizes, bool forall,
+                  ArrayRef<Attribute> mapping,
+                  const Twine &what) -> LogicalResult {
+    scf::SCFTilingOptions options;
+    options
+        .setLoopType(forall ? scf::SCFTilingOptions::LoopType::ForallOp
+                            : scf::SCFTilingOptions::LoopType::ForOp)
+        .setTileSizes(getAsIndexOpFoldResult(ctx, sizes))
+        .setMapping(mapping);
+    rewriter.setInsertionPoint(inner);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(inner.getOperation()), options);
+    if (failed(tiled) || tiled->tiledOps.size() != 1)
+      return kernel.emitOpError("kopt-tile: upstream tiling to ")
+             << what << " failed";
+    rewriter.replaceOp(inner, tiled->replacements);
+    inner = cast<linalg::GenericOp>(tiled->tiledOps.front());
+    return success();
+  };
   if (hasWarpTiles(s)) {
-    auto tiled = cast<linalg::GenericOp>(kLoop->tiledOps.front());
     bool wgmma = s.instruction == sched::Instruction::Wgmma;
     auto dim = [&](gpu::MappingId id) -> Attribute {
       if (wgmma)
         return gpu::GPUWarpgroupMappingAttr::get(ctx, id);
       return gpu::GPUWarpMappingAttr::get(ctx, id);
     };
-    scf::SCFTilingOptions warpTiling;
-    warpTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-        .setTileSizes(getAsIndexOpFoldResult(ctx, {s.warpM, s.warpN, 0}))
-        .setMapping({dim(gpu::MappingId::DimY), dim(gpu::MappingId::DimX)});
-    rewriter.setInsertionPoint(tiled);
-    FailureOr<scf::SCFTilingResult> warps = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(tiled.getOperation()), warpTiling);
-    if (failed(warps))
-      return kernel.emitOpError("kopt-tile: upstream tiling to ")
-             << s.warpM << " x " << s.warpN << " warp tiles failed";
-    rewriter.replaceOp(tiled, warps->replacements);
+    if (failed(tile({s.warpM, s.warpN, 0}, /*forall=*/true,
+                    {dim(gpu::MappingId::DimY), dim(gpu::MappingId::DimX)},
+                    Twine(s.warpM) + " x " + Twine(s.warpN) + " warp tiles")))
+      return failure();
+  }
+
+  // 6. Thread tiles. Tensor cores: the warp tile in tiles of one
+  //    instruction (scf.for over M, N, K; each lane's part of an instruction
+  //    tile is the instruction's fragment layout). FFMA: rounds of the
+  //    thread grid (scf.for), then an scf.forall with one iteration per
+  //    thread (#gpu.thread<y>, #gpu.thread<x>) owning chunk x chunk outputs
+  //    of the round: thread (ty, tx) computes rows ty * chunk + i * rows of
+  //    a round, as the builder lays them out. gemv's lanes split K (a
+  //    partial reduction), which the builder does.
+  SmallVector<int64_t, 3> instr = instructionTile(s, elementBytesOf(inner));
+  switch (s.instruction) {
+  case sched::Instruction::MmaSync:
+  case sched::Instruction::Wgmma:
+    if (failed(tile(instr, /*forall=*/false, {}, "instruction tiles")))
+      return failure();
+    break;
+  case sched::Instruction::FFMA: {
+    SimtThreads t = simtThreads(s);
+    if (failed(tile({t.ty * t.chunk, t.tx * t.chunk, 0}, /*forall=*/false, {},
+                    "rounds of the thread grid")) ||
+        failed(tile({t.chunk, t.chunk, 0}, /*forall=*/true,
+                    {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimY),
+                     gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)},
+                    "thread tiles")))
+      return failure();
+    break;
+  }
+  case sched::Instruction::Gemv:
+    break;
   }
 
   // Cleanup: fold what the steps left (full-tile slices, constant bounds),
@@ -316,51 +388,81 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   if (!t.kTiles)
     return fail(forall, "the block tile has no K loop");
   scf::ForOp kLoop = t.kTiles;
-  // The contraction, directly in the K loop or in its warp tiles.
-  Block *computeBody = kLoop.getBody();
-  Value accumulator = kLoop.getNumRegionIterArgs() == 1
-                          ? kLoop.getRegionIterArgs()[0]
-                          : Value();
-  for (auto warps : kLoop.getBody()->getOps<scf::ForallOp>()) {
-    if (t.warpTiles)
-      return fail(warps, "the K loop has more than one warp tile loop");
-    t.warpTiles = warps;
-  }
-  if (scf::ForallOp warps = t.warpTiles) {
-    if (warps.getRank() != 2 || warps.getNumResults() != 1 ||
-        warps.getOutputs()[0] != accumulator ||
-        !llvm::all_of(warps.getMixedLowerBound(),
-                      [](OpFoldResult lb) { return isZeroInteger(lb); }))
-      return fail(warps, "the warp tiles are not a 2-D loop from 0 over the "
-                         "accumulator");
-    t.warpM = constantOr(warps.getMixedStep()[0]);
-    t.warpN = constantOr(warps.getMixedStep()[1]);
-    computeBody = warps.getBody();
-    accumulator = warps.getRegionIterArgs()[0];
-  }
-  for (auto g : computeBody->getOps<linalg::GenericOp>()) {
-    if (t.contraction)
-      return fail(g, "the K loop holds more than one generic");
-    t.contraction = g;
-  }
-  linalg::GenericOp mm = t.contraction;
-  if (!mm || mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3 ||
-      !accumulator ||
-      sliceSource(mm.getDpsInitOperand(0)->get()) != accumulator)
+  // The contraction, in the K loop or in the loops that tile it further
+  // (warp tiles, instruction tiles, FFMA's rounds and thread tiles): one
+  // generic, each loop between carrying one accumulator tile.
+  SmallVector<linalg::GenericOp> found;
+  kLoop.getBody()->walk([&](linalg::GenericOp g) { found.push_back(g); });
+  if (found.size() != 1)
+    return fail(kLoop, "the K loop does not hold one contraction");
+  linalg::GenericOp mm = t.contraction = found.front();
+  if (mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3 ||
+      kLoop.getNumRegionIterArgs() != 1)
     return fail(kLoop, "the K loop does not carry one contraction's "
                        "accumulator");
-  Value yielded = t.warpTiles ? t.warpTiles.getResult(0) : mm.getResult(0);
-  if (kLoop.getBody()->getTerminator()->getOperand(0) != yielded)
-    return fail(kLoop, "the K loop does not yield the contraction's result");
-  if (scf::ForallOp warps = t.warpTiles) {
-    auto inserts =
-        llvm::to_vector(warps.getTerminator()
-                            .getBody()
-                            ->getOps<tensor::ParallelInsertSliceOp>());
-    if (inserts.size() != 1 || inserts.front().getSource() != mm.getResult(0))
-      return fail(warps, "the warp tiles do not insert the contraction's "
-                         "result");
+  Value inner = mm.getResult(0);
+  Value accumulator = sliceSource(mm.getDpsInitOperand(0)->get());
+  for (Operation *op = mm->getParentOp(); op != kLoop; op = op->getParentOp()) {
+    // Each loop's accumulator (iter_arg or shared_out) feeds the loop
+    // inside, and the loop inside's result is what it yields or inserts.
+    Value arg, result;
+    Value yielded;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (loop.getNumRegionIterArgs() != 1)
+        return fail(op, "a tile loop carries more than the accumulator");
+      arg = loop.getRegionIterArgs()[0];
+      result = loop.getResult(0);
+      yielded = sliceSource(loop.getBody()->getTerminator()->getOperand(0));
+      if (auto insert = loop.getBody()
+                            ->getTerminator()
+                            ->getOperand(0)
+                            .getDefiningOp<tensor::InsertSliceOp>())
+        yielded = insert.getSource();
+    } else if (auto forall = dyn_cast<scf::ForallOp>(op)) {
+      if (forall.getNumResults() != 1 || forall.getRank() != 2 ||
+          !llvm::all_of(forall.getMixedLowerBound(),
+                        [](OpFoldResult lb) { return isZeroInteger(lb); }))
+        return fail(op, "a tile loop is not a 2-D loop from 0 over the "
+                        "accumulator");
+      arg = forall.getRegionIterArgs()[0];
+      result = forall.getResult(0);
+      auto inserts =
+          llvm::to_vector(forall.getTerminator()
+                              .getBody()
+                              ->getOps<tensor::ParallelInsertSliceOp>());
+      if (inserts.size() != 1)
+        return fail(op, "a tile loop does not insert one tile");
+      yielded = inserts.front().getSource();
+      auto mapping = forall.getMapping();
+      Attribute kind =
+          mapping && !mapping->empty() ? (*mapping)[0] : Attribute();
+      if (isa_and_nonnull<gpu::GPUWarpMappingAttr,
+                          gpu::GPUWarpgroupMappingAttr>(kind) &&
+          !t.warpTiles) {
+        t.warpTiles = forall;
+        t.warpM = constantOr(forall.getMixedStep()[0]);
+        t.warpN = constantOr(forall.getMixedStep()[1]);
+      } else if (isa_and_nonnull<gpu::GPUThreadMappingAttr>(kind) &&
+                 !t.threadTiles) {
+        t.threadTiles = forall;
+      } else {
+        return fail(op, "a tile loop is neither warps' nor threads'");
+      }
+    } else {
+      return fail(op, "the contraction is not in tile loops");
+    }
+    if (accumulator != arg || yielded != inner)
+      return fail(op, "a tile loop does not carry the accumulator tile");
+    inner = result;
+    Value init = isa<scf::ForOp>(op) ? cast<scf::ForOp>(op).getInitArgs()[0]
+                                     : cast<scf::ForallOp>(op).getOutputs()[0];
+    accumulator = sliceSource(init);
   }
+  if (accumulator != kLoop.getRegionIterArgs()[0] ||
+      kLoop.getBody()->getTerminator()->getOperand(0) != inner)
+    return fail(kLoop, "the K loop does not carry the contraction's "
+                       "accumulator");
+  t.innerTile = llvm::to_vector_of<int64_t, 3>(mm.getStaticLoopRanges());
   if (!isZeroInteger(kLoop.getLowerBound()) ||
       constantOr(kLoop.getStep()) <= 0 ||
       constantOr(kLoop.getUpperBound()) <= 0)

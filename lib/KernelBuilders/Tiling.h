@@ -43,6 +43,25 @@ int64_t kTileOf(const schedule::MatmulSchedule &s);
 /// tile; FFMA threads and gemv lanes take theirs cyclically, in the builder).
 bool hasWarpTiles(const schedule::MatmulSchedule &s);
 
+/// FFMA's thread grid: tx = 16 threads along N, ty = threads / 16 along M;
+/// per round of the grid (ty * chunk rows, tx * chunk columns) each thread
+/// owns chunk x chunk outputs (chunk 4 when the block tile gives each
+/// thread a multiple of 4 rows and columns, else 1).
+struct SimtThreads {
+  int64_t tx = 16, ty = 0, chunk = 1;
+};
+SimtThreads simtThreads(const schedule::MatmulSchedule &s);
+
+/// Bytes of the contraction's A elements.
+int64_t elementBytesOf(mlir::linalg::GenericOp contraction);
+
+/// The innermost tile (M, N, K extents) of the tiled contraction: one
+/// instruction's (mma.sync m16n8k16; wgmma m64 x warp_n x 32 bytes of K),
+/// one FFMA thread's chunk x chunk outputs over the K tile, or gemv's whole
+/// block tile and K tile.
+llvm::SmallVector<int64_t, 3> instructionTile(const schedule::MatmulSchedule &s,
+                                              int64_t elementBytes);
+
 /// Tiles the untiled body of `kernel` for schedule `s` with upstream MLIR:
 ///   1. scf::tileConsumerAndFuseProducersUsingSCF on the yielded op (the
 ///      epilogue, else the contraction) with tile sizes [block_m, block_n]:
@@ -63,7 +82,13 @@ bool hasWarpTiles(const schedule::MatmulSchedule &s);
 ///   5. with tensor cores (hasWarpTiles), the contraction on the K tiles
 ///      tiled by [warp_m, warp_n] with scf::tileUsingSCF into an scf.forall
 ///      over the warps (mapping #gpu.warp<y>, #gpu.warp<x>; wgmma:
-///      #gpu.warpgroup<...>), N fastest.
+///      #gpu.warpgroup<...>), N fastest;
+///   6. thread tiles: with tensor cores the warp tile in instruction tiles
+///      (scf.for over M, N, K; the lanes' parts are the instruction's
+///      fragments); with FFMA rounds of the thread grid (scf.for) and one
+///      scf.forall iteration per thread (#gpu.thread<y>, #gpu.thread<x>)
+///      owning chunk x chunk outputs of a round (simtThreads); gemv's lanes
+///      split K, which the builder does.
 /// Fails with an error at the kernel when an upstream step fails.
 mlir::LogicalResult tileMatmulBody(KernelOp kernel,
                                    const schedule::MatmulSchedule &s);
@@ -78,7 +103,13 @@ struct TiledMatmul {
   /// With warp tiles: one iteration per warp (warpgroup) of the K tile's
   /// contraction, over (block_m / warp_m, block_n / warp_n); else null.
   mlir::scf::ForallOp warpTiles;
-  /// The contraction on one K tile (or its warp tile) and the
+  /// FFMA: one iteration per thread of a round of the thread grid; else
+  /// null.
+  mlir::scf::ForallOp threadTiles;
+  /// The innermost contraction's M, N, K extents (instructionTile).
+  llvm::SmallVector<int64_t, 3> innerTile;
+  /// The innermost contraction (one instruction's, thread's or the K
+  /// tile's) and the
   /// epilogue on the block tile's valid part (null without one).
   mlir::linalg::GenericOp contraction, epilogue;
   /// The kernel's block arguments A and B are tiled from.

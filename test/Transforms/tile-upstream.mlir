@@ -56,11 +56,18 @@
 // CHECK:                 %[[AW:.*]] = tensor.extract_slice %[[AS]][%[[WM]], 0] [64, 32] [1, 1]
 // CHECK:                 %[[BW:.*]] = tensor.extract_slice %[[BS]][0, %[[WN]]] [32, 64] [1, 1]
 // CHECK:                 %[[ACCW:.*]] = tensor.extract_slice %[[CW]][%[[WM]], %[[WN]]] [64, 64] [1, 1]
-// CHECK:                 %[[MM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AW]], %[[BW]] : tensor<64x32xbf16>, tensor<32x64xbf16>) outs(%[[ACCW]] : tensor<64x64xf32>)
-// CHECK:                   arith.mulf
-// CHECK:                   arith.addf
+// Instruction tiles (mma.sync m16n8k16): 4 x 8 x 2 per warp and K tile.
+// CHECK:                 %[[IM:.*]] = scf.for %[[I:.*]] = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c16[_0-9]*}} iter_args(%{{.*}} = %[[ACCW]])
+// CHECK:                   scf.for %[[J:.*]] = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c8[_0-9]*}}
+// CHECK:                     scf.for %[[KK:.*]] = %{{c0[_0-9]*}} to %{{c32[_0-9]*}} step %{{c16[_0-9]*}}
+// CHECK:                       %[[AI:.*]] = tensor.extract_slice %[[AW]][%[[I]], %[[KK]]] [16, 16] [1, 1]
+// CHECK:                       %[[BI:.*]] = tensor.extract_slice %[[BW]][%[[KK]], %[[J]]] [16, 8] [1, 1]
+// CHECK:                       %[[MM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AI]], %[[BI]] : tensor<16x16xbf16>, tensor<16x8xbf16>) outs(%{{.*}} : tensor<16x8xf32>)
+// CHECK:                         arith.mulf
+// CHECK:                         arith.addf
+// CHECK:                       tensor.insert_slice %[[MM]]
 // CHECK:                 scf.forall.in_parallel
-// CHECK-NEXT:              tensor.parallel_insert_slice %[[MM]] into %[[CW]][%[[WM]], %[[WN]]] [64, 64] [1, 1]
+// CHECK-NEXT:              tensor.parallel_insert_slice %[[IM]] into %[[CW]][%[[WM]], %[[WN]]] [64, 64] [1, 1]
 // CHECK:               } {mapping = [#gpu.warp<y>, #gpu.warp<x>]}
 // CHECK:               scf.yield %[[WARPS]] : tensor<128x256xf32>
 // The epilogue on the valid part, inserted into the output.
@@ -70,14 +77,18 @@
 // CHECK:             scf.forall.in_parallel
 // CHECK-NEXT:          tensor.parallel_insert_slice %[[EPI]] into %[[OUT]][%[[M0]], %[[N0]]] [%[[ROWS]], %[[COLS]]] [1, 1]
 // CHECK:           kopt.yield %[[TILES]]
-// MISMATCH: error: 'kopt.kernel' op is tiled 128 x 256 x 32 (warp tiles 64 x 64), promoted, not as its schedule says: #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 256
+// MISMATCH: error: 'kopt.kernel' op is tiled 128 x 256 x 32 (warp tiles 64 x 64) with innermost tiles 16 x 8 x 16, promoted, not as its schedule says: #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 64, block_n = 256
 // NOTTILED: error: 'linalg.generic' op is not kopt-tile's tiled matmul form: its operands are not zero-padded tiles of the kernel's arguments
 // WGMMA-LABEL: gpu.func @matmul_0(
 // WGMMA:         instruction = wgmma, copy = cp_async, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256
 // WGMMA:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (100, 96) step (128, 256)
 // WGMMA:           scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c64[_0-9]*}}
 // WGMMA:             scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 256) step (64, 256)
-// WGMMA:               linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x64xbf16>, tensor<256x64xbf16>) outs(%{{.*}} : tensor<64x256xf32>)
+// Instruction tiles: wgmma m64n256k16, 4 K steps per K tile.
+// WGMMA:               scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c64[_0-9]*}}
+// WGMMA:                 scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c256[_0-9]*}} step %{{c256[_0-9]*}}
+// WGMMA:                   scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c64[_0-9]*}} step %{{c16[_0-9]*}}
+// WGMMA:                     linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x16xbf16>, tensor<256x16xbf16>) outs(%{{.*}} : tensor<64x256xf32>)
 // WGMMA:             } {mapping = [#gpu.warpgroup<y>, #gpu.warpgroup<x>]}
 func.func @gemm(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x96xbf16> {
   %0 = kopt.matmul %a, %b : tensor<100x64xbf16>, tensor<64x96xbf16> -> tensor<100x96xbf16>
@@ -96,6 +107,13 @@ func.func @gemm(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x9
 // CHECK:           %[[K:.*]] = scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c104[_0-9]*}} step %{{c8[_0-9]*}}
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x8xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<8x128xf32>
+// Thread tiles: rounds of 64 x 64 (16 x 16 threads of 4 x 4 outputs), one
+// forall iteration per thread.
+// CHECK:             scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c128[_0-9]*}} step %{{c64[_0-9]*}}
+// CHECK:               scf.for %{{.*}} = %{{c0[_0-9]*}} to %{{c128[_0-9]*}} step %{{c64[_0-9]*}}
+// CHECK:                 scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 64) step (4, 4)
+// CHECK:                   linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32>) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK:                 } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
 // CHECK:           %[[VALID:.*]] = tensor.extract_slice %[[K]][0, 0]
 // CHECK-NOT:       linalg.generic
 // CHECK:           tensor.parallel_insert_slice %[[VALID]]
