@@ -119,22 +119,34 @@ def KoptLowerToGPU : Pass<"kopt-lower-to-gpu", "mlir::ModuleOp"> {
 }
 
 def KoptTile : Pass<"kopt-tile", "mlir::ModuleOp"> {
-  let summary = "Build each outlined kernel's tiled body as its class and schedule say";
+  let summary = "Tile the matmul kernels with upstream MLIR, then build each outlined kernel's body as its class and schedule say";
   let description = [{
-    For each `gpu.func` holding a `kopt.kernel` (made by kopt-lower-to-gpu),
-    builds the kernel body from the kernel's linalg payloads with the kernel
-    builder of its class (include/kopt/Transforms/KernelBuilders.h): the
-    grid over the output (block tiles, grouped rasterization, split-K, a
-    persistent grid's tile loop), warp and thread tiles, partial tiles
-    zero-padded on load and masked on store, the epilogue (with the
-    schedule's `tma_store`, TMA stores of the staged tile); for the
-    tensor-core matmuls the K loop stays a `kopt.mainloop` (its operand tiles
-    staged in shared memory, one K tile's ldmatrix + mma.sync or wgmma as its
-    body) for kopt-pipeline. Matmul kernels follow their `schedule`
-    attribute (the default heuristic's when there is none), checked against
-    the contraction and the limits of `chip` first. Then sets each launch's
-    grid, block and dynamic shared memory, and adds the kernel's split-K
-    workspace and TMA tensor maps to its operands.
+    For each `gpu.func` holding a `kopt.kernel` (made by kopt-lower-to-gpu):
+
+    1. Matmul kernels are tiled with upstream MLIR as their `schedule`
+       attribute says (the default heuristic's when there is none; checked
+       against the contraction and the limits of `chip` first): TilingInterface
+       tile-and-fuse of the epilogue and the contraction to block tiles (an
+       scf.forall), zero padding to whole tiles (linalg::rewriteAsPaddedOp),
+       K tiles (an scf.for), each K tile of A and B promoted to shared memory
+       (bufferization.alloc_tensor in workgroup memory, as
+       transform.structured.promote_tensor makes it), warp tiles (an
+       scf.forall mapped to warps or warpgroups) and thread tiles (instruction
+       tiles; FFMA's scf.forall over threads). With `tiling-only` the pass
+       stops here, the kernels still linalg on tensors.
+    2. The kernel body is built with the kernel builder of its class
+       (include/kopt/Transforms/KernelBuilders.h); the matmul builder lowers
+       the tiled form (rejecting one that is not kopt-tile's or whose tiles
+       are not the schedule's): the grid over the output (block tiles,
+       grouped rasterization, split-K, a persistent grid's tile loop), warps
+       and their tensor-core instructions or FFMA threads, partial tiles
+       zero-padded on load and masked on store, the epilogue (with the
+       schedule's `tma_store`, TMA stores of the staged tile); for the
+       tensor-core matmuls the K loop stays a `kopt.mainloop` (its operand
+       tiles staged in shared memory, one K tile's ldmatrix + mma.sync or
+       wgmma as its body) for kopt-pipeline. Then sets each launch's grid,
+       block and dynamic shared memory, and adds the kernel's split-K
+       workspace and TMA tensor maps to its operands.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",

@@ -13,10 +13,13 @@
 //     (reduce, softmax, rmsnorm, layernorm). One block per row; each reduction
 //     is a strided loop per thread, a warp shuffle tree and a shared-memory
 //     step.
-//   - Matmul: fill(0) + contraction generic (+ rounding generic), built as the
-//     kernel's #kopt.schedule says (tiles, warps, stages, mma.sync or FFMA,
-//     cp.async or synchronous copies); partial tiles zero-padded on load and
-//     masked on store.
+//   - Matmul: fill(0) + contraction generic (+ rounding generic), first
+//     tiled by upstream MLIR (tileMatmulKernel: block tiles by tile-and-fuse,
+//     zero padding, K tiles, promotion to shared memory, warp and thread
+//     tiles), then built from that tiled form as the kernel's #kopt.schedule
+//     says (grid, warps, stages, mma.sync, wgmma, FFMA or gemv, cp.async, TMA
+//     or synchronous copies); partial tiles zero-padded on load and masked
+//     on store.
 //   - Pack: a 2-D copy generic (identity or transposed map) padded with zeros
 //     by tensor.pad (kopt.pack). 64 x 64 tiles, transposed through shared
 //     memory.
