@@ -193,45 +193,9 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
                               "tile's contraction to whole tiles failed");
   rewriter.replaceOp(mm, replacements);
 
-  // 3. K tiles: the padded contraction's reduction tiled by the K tile.
-  scf::SCFTilingOptions kTiling;
-  kTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-      .setTileSizes(getAsIndexOpFoldResult(ctx, {0, 0, kTile}));
-  rewriter.setInsertionPoint(padded);
-  FailureOr<scf::SCFTilingResult> kLoop = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(padded.getOperation()), kTiling);
-  if (failed(kLoop) || kLoop->tiledOps.size() != 1)
-    return kernel.emitOpError("kopt-tile: upstream tiling of K by ")
-           << kTile << " failed";
-  rewriter.replaceOp(padded, kLoop->replacements);
-
-  // 4. Promotion: each K tile of A and B copied into a shared-memory tensor
-  //    (except gemv, which reads them from global memory).
-  if (s.instruction != sched::Instruction::Gemv) {
-    auto tiled = cast<linalg::GenericOp>(kLoop->tiledOps.front());
-    auto workgroup =
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    for (OpOperand *operand : tiled.getDpsInputOperands()) {
-      rewriter.setInsertionPoint(tiled);
-      Value tile = operand->get();
-      auto type = cast<RankedTensorType>(tile.getType());
-      if (!type.hasStaticShape())
-        return kernel.emitOpError("kopt-tile: operand tile ")
-               << type << " is not a whole tile after padding";
-      // What transform.structured.promote_tensor makes: an allocation in the
-      // memory space, the tile materialized into it.
-      auto alloc = bufferization::AllocTensorOp::create(
-          rewriter, tiled.getLoc(), type, ValueRange(), Value(), Value(),
-          workgroup);
-      auto copy = bufferization::MaterializeInDestinationOp::create(
-          rewriter, tiled.getLoc(), tile, alloc);
-      rewriter.modifyOpInPlace(tiled, [&] { operand->set(copy.getResult()); });
-    }
-  }
-  // 5. Warp tiles (tensor cores: mma.sync warps, wgmma warpgroups): the
-  //    contraction on the promoted K tiles tiled by [warp_m, warp_n] into an
-  //    scf.forall with one iteration per warp (warpgroup), N fastest.
-  auto inner = cast<linalg::GenericOp>(kLoop->tiledOps.front());
+  // Steps 3, 5 and 6 tile the innermost contraction so far with upstream's
+  // scf::tileUsingSCF: into scf.for loops, or an scf.forall with `mapping`.
+  auto inner = cast<linalg::GenericOp>(padded.getOperation());
   auto tile = [&](ArrayRef<int64_t> sizes, bool forall,
                   ArrayRef<Attribute> mapping,
                   const Twine &what) -> LogicalResult {
@@ -251,6 +215,37 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
     inner = cast<linalg::GenericOp>(tiled->tiledOps.front());
     return success();
   };
+
+  // 3. K tiles: the padded contraction's reduction tiled by the K tile.
+  if (failed(tile({0, 0, kTile}, /*forall=*/false, {},
+                  "K tiles of " + Twine(kTile))))
+    return failure();
+
+  // 4. Promotion: each K tile of A and B copied into a shared-memory tensor
+  //    (except gemv, which reads them from global memory).
+  if (s.instruction != sched::Instruction::Gemv) {
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    for (OpOperand *operand : inner.getDpsInputOperands()) {
+      rewriter.setInsertionPoint(inner);
+      Value operandTile = operand->get();
+      auto type = cast<RankedTensorType>(operandTile.getType());
+      if (!type.hasStaticShape())
+        return kernel.emitOpError("kopt-tile: operand tile ")
+               << type << " is not a whole tile after padding";
+      // What transform.structured.promote_tensor makes: an allocation in the
+      // memory space, the tile materialized into it.
+      auto alloc = bufferization::AllocTensorOp::create(
+          rewriter, inner.getLoc(), type, ValueRange(), Value(), Value(),
+          workgroup);
+      auto copy = bufferization::MaterializeInDestinationOp::create(
+          rewriter, inner.getLoc(), operandTile, alloc);
+      rewriter.modifyOpInPlace(inner, [&] { operand->set(copy.getResult()); });
+    }
+  }
+  // 5. Warp tiles (tensor cores: mma.sync warps, wgmma warpgroups): the
+  //    contraction on the promoted K tiles tiled by [warp_m, warp_n] into an
+  //    scf.forall with one iteration per warp (warpgroup), N fastest.
   if (hasWarpTiles(s)) {
     bool wgmma = s.instruction == sched::Instruction::Wgmma;
     auto dim = [&](gpu::MappingId id) -> Attribute {
