@@ -133,11 +133,12 @@ def KoptTile : Pass<"kopt-tile", "mlir::ModuleOp"> {
        transform.structured.promote_tensor makes it), warp tiles (an
        scf.forall mapped to warps or warpgroups) and thread tiles (instruction
        tiles; FFMA's scf.forall over threads). With `tiling-only` the pass
-       stops here, the kernels still linalg on tensors.
+       stops here, the kernels still linalg on tensors. A kernel that arrives
+       tiled is accepted only when it is exactly what this step makes for its
+       schedule (its untiled body rebuilt, tiled and compared).
     2. The kernel body is built with the kernel builder of its class
        (include/kopt/Transforms/KernelBuilders.h); the matmul builder lowers
-       the tiled form (rejecting one that is not kopt-tile's or whose tiles
-       are not the schedule's): the grid over the output (block tiles,
+       the tiled form: the grid over the output (block tiles,
        grouped rasterization, split-K, a persistent grid's tile loop), warps
        and their tensor-core instructions or FFMA threads, partial tiles
        zero-padded on load and masked on store, the epilogue (with the

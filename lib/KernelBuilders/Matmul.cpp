@@ -1625,8 +1625,25 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
 
 LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
                                      const sched::Target &target) {
-  if (isTiledMatmul(kernel))
+  // A kernel tiled before (tiling-only's output, parsed back): accepted
+  // only when it is exactly what tiling its untiled body for its schedule
+  // gives, so that the builder never lowers a hand-edited tiled form.
+  if (isTiledMatmul(kernel)) {
+    if (!kernel.getScheduleAttr())
+      return kernel.emitOpError("is tiled but has no schedule attribute");
+    OpBuilder b(kernel);
+    auto fresh = cast<KernelOp>(b.clone(*kernel));
+    bool same = succeeded(untileMatmulBody(fresh)) &&
+                succeeded(tileMatmulKernel(fresh, target)) &&
+                OperationEquivalence::isEquivalentTo(
+                    kernel, fresh, OperationEquivalence::IgnoreLocations);
+    fresh.erase();
+    if (!same)
+      return kernel.emitOpError(
+          "is tiled, but not as kopt-tile tiles it for its schedule (the "
+          "tiled form is for reading: build from the untiled kernel)");
     return success();
+  }
   FailureOr<MatmulBody> body = matchMatmulBody(kernel);
   if (failed(body))
     return failure();

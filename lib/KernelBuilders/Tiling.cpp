@@ -517,3 +517,44 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
     return fail(forall, "the block tile's result is not the K loop's");
   return t;
 }
+
+LogicalResult kb::untileMatmulBody(KernelOp kernel) {
+  FailureOr<TiledMatmul> t = matchTiledMatmul(kernel);
+  if (failed(t))
+    return failure();
+  Block &block = kernel.getBody().front();
+  Operation *yield = block.getTerminator();
+  OpBuilder b(yield);
+  // In the order kopt-lower-to-linalg writes them: the accumulator's empty
+  // tensor, the zero, the fill, the contraction, the epilogue's empty
+  // tensor, the epilogue.
+  linalg::GenericOp tiled = t->contraction;
+  Location loc = tiled.getLoc();
+  auto clone = [&](linalg::GenericOp from, Type result, ValueRange ins,
+                   Value out) {
+    auto g = linalg::GenericOp::create(
+        b, from.getLoc(), TypeRange{result}, ins, ValueRange{out},
+        from.getIndexingMapsArray(), from.getIteratorTypesArray());
+    IRMapping map;
+    from.getRegion().cloneInto(&g.getRegion(), map);
+    return g.getResult(0);
+  };
+  Type accElt = getElementTypeOrSelf(tiled.getDpsInitOperand(0)->get());
+  auto accType = RankedTensorType::get({t->M, t->N}, accElt);
+  Value empty = tensor::EmptyOp::create(b, loc, accType.getShape(), accElt);
+  Value zero =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(accElt)));
+  Value fill = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  Value result = clone(tiled, accType, {t->a, t->b}, fill);
+  if (linalg::GenericOp epilogue = t->epilogue) {
+    auto outType = cast<RankedTensorType>(yield->getOperand(0).getType());
+    Value out = tensor::EmptyOp::create(
+        b, epilogue.getLoc(), outType.getShape(), outType.getElementType());
+    result = clone(epilogue, outType, {result}, out);
+  }
+  yield->setOperand(0, result);
+  IRRewriter rewriter(kernel.getContext());
+  rewriter.eraseOp(t->blockTiles);
+  eraseDeadOps(rewriter, block);
+  return success();
+}

@@ -126,6 +126,11 @@ struct TiledMatmul {
 /// emits an error at the offending op when it is not tileMatmulBody's.
 mlir::FailureOr<TiledMatmul> matchTiledMatmul(KernelOp kernel);
 
+/// The untiled body a tiled kernel (tileMatmulBody's form) stands for, put
+/// back in its place: fill(0), the contraction on the whole operands, the
+/// epilogue, as kopt-lower-to-linalg writes them.
+mlir::LogicalResult untileMatmulBody(KernelOp kernel);
+
 } // namespace kopt::kb
 
 #endif // KOPT_LIB_KERNELBUILDERS_TILING_H
