@@ -70,14 +70,53 @@ FailureOr<SmallVector<Value>> kb::applyIndexingMap(OpBuilder &b, Location loc,
   return out;
 }
 
+/// Whether `v` is defined outside the payload of `generic`.
+static bool definedOutside(linalg::GenericOp generic, Value v) {
+  return !generic.getRegion().isAncestor(v.getParentRegion());
+}
+
+/// Whether `v` is defined by a constant op.
+static bool isConstant(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && def->hasTrait<OpTrait::ConstantLike>();
+}
+
 Value kb::clonePayload(OpBuilder &b, linalg::GenericOp generic,
                        ValueRange args) {
   Block *body = generic.getBody();
   IRMapping map;
   map.map(body->getArguments(), args);
-  for (Operation &op : body->without_terminator())
+  // Constants the payload captures from around the generic are cloned with
+  // it (checkPayloads admitted no other captured value).
+  auto captureConstants = [&](Operation &op) {
+    for (Value v : op.getOperands())
+      if (!map.contains(v) && definedOutside(generic, v) && isConstant(v))
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  };
+  for (Operation &op : body->without_terminator()) {
+    op.walk([&](Operation *nested) { captureConstants(*nested); });
     b.clone(op, map);
+  }
+  captureConstants(*body->getTerminator());
   return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+}
+
+LogicalResult kb::checkPayloads(KernelOp kernel) {
+  WalkResult result = kernel.getBody().walk([&](linalg::GenericOp generic) {
+    WalkResult inner = generic.getRegion().walk([&](Operation *op) {
+      for (Value v : op->getOperands()) {
+        if (!definedOutside(generic, v) || isConstant(v))
+          continue;
+        op->emitOpError("uses a value defined outside its linalg.generic's "
+                        "payload (only constants may be captured)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return inner.wasInterrupted() ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 SmallVector<linalg::GenericOp> kb::generics(KernelOp kernel) {
@@ -194,7 +233,7 @@ Value kb::blockIdX(OpBuilder &b, Location loc) {
 /// and an output indexed (d0, d1).
 /// Each input is indexed by k and by one of m, n; the payload multiplies and
 /// adds (linalg's contraction interface).
-static bool isContraction(linalg::GenericOp g) {
+bool kb::isContraction(linalg::GenericOp g) {
   auto iters = g.getIteratorTypesArray();
   if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
       iters.size() != 3 || iters[0] != utils::IteratorType::parallel ||
@@ -215,6 +254,8 @@ static bool isContraction(linalg::GenericOp g) {
 }
 
 FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
+  if (failed(checkPayloads(kernel)))
+    return failure();
   // A matmul kernel that kopt-tile's upstream step tiled (Tiling.h).
   if (isTiledMatmul(kernel))
     return KernelClass::Matmul;

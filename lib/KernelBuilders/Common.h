@@ -46,6 +46,18 @@ applyIndexingMap(mlir::OpBuilder &b, mlir::Location loc, mlir::AffineMap map,
 mlir::Value clonePayload(mlir::OpBuilder &b, mlir::linalg::GenericOp generic,
                          mlir::ValueRange args);
 
+/// Checks that the payload of every linalg.generic in `kernel` uses only
+/// its block arguments, values it defines and constants (which clonePayload
+/// clones along); emits an error at the first op that captures anything
+/// else.
+mlir::LogicalResult checkPayloads(KernelOp kernel);
+
+/// A contraction generic: two inputs, iterators (parallel, parallel,
+/// reduction), an output indexed (d0, d1), each input indexed by k and by
+/// one of m, n, and a payload that multiplies and adds (linalg's
+/// contraction interface).
+bool isContraction(mlir::linalg::GenericOp g);
+
 /// Whether the kernel body is kopt.pack's linalg form: a 2-D copy generic
 /// (identity or transposed input map) followed by a tensor.pad, or either
 /// alone (a transposing copy without padding, a pad of an argument).

@@ -33,9 +33,10 @@ FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
   if (gs.empty())
     return kernel.emitOpError("has no linalg.generic to build a kernel from");
   linalg::GenericOp mm = body.contraction = gs.front();
-  if (mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3)
+  if (!isContraction(mm))
     return mm.emitOpError("the first generic of a matmul kernel must be the "
-                          "contraction");
+                          "contraction (A and B indexed by k and m or n, C by "
+                          "(m, n), a multiply-accumulate payload)");
   if (gs.size() == 2)
     body.epilogue = gs[1];
   if (gs.size() > 2 ||
@@ -391,8 +392,10 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   if (found.size() != 1)
     return fail(kLoop, "the K loop does not hold one contraction");
   linalg::GenericOp mm = t.contraction = found.front();
-  if (mm.getNumReductionLoops() != 1 || mm.getNumLoops() != 3 ||
-      kLoop.getNumRegionIterArgs() != 1)
+  if (!isContraction(mm))
+    return fail(mm, "it is not a contraction (A and B indexed by k and m or "
+                    "n, C by (m, n), a multiply-accumulate payload)");
+  if (kLoop.getNumRegionIterArgs() != 1)
     return fail(kLoop, "the K loop does not carry one contraction's "
                        "accumulator");
   Value inner = mm.getResult(0);

@@ -18,7 +18,8 @@
 // RUN: kopt-opt %S/Inputs/gemm-nt.mlir --kopt-fuse --kopt-select-schedule="schedule=%S/Inputs/schedule-wgmma-ok.json" --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | FileCheck %s --check-prefix=WGMMA
 // kopt-tile builds only from a tiled kernel that is exactly what its upstream step
 // makes for the kernel's schedule (it re-tiles the untiled body the tiled form stands
-// for and compares): hand-edited tiled forms are rejected, each edit below alone.
+// for and compares): hand-edited tiled forms are rejected, each edit below alone (a payload that is
+// no multiply-accumulate also fails the contraction check on the way).
 // its schedule changed:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/block_m = 128, block_n = 256/block_m = 64, block_n = 256/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // a block tile loop from 4:
@@ -35,6 +36,8 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst_0 = arith.constant 0.000000e+00 : f32/%cst_0 = arith.constant 1.000000e+00 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the tiles promoted to private memory:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/address_space<workgroup>/address_space<private>/g' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
+// the contraction's payload subtracting (acc - a * b):
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/arith.addf %out, %\([0-9]*\) : f32/arith.subf %out, %\1 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the warp tiles mapped to blocks:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/#gpu.warp<y>, #gpu.warp<x>/#gpu.block<y>, #gpu.block<x>/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 
