@@ -1623,6 +1623,27 @@ static FailureOr<LaunchConfig> buildWgmma(const Contraction &c,
   return cfg;
 }
 
+/// The first op of `a`, in pre-order, whose name, attributes, operand or
+/// result types or region count differ from those of its counterpart in `b`
+/// (null when there is none, or when only values differ).
+static Operation *firstDifference(Operation *a, Operation *b) {
+  SmallVector<Operation *> as, bs;
+  a->walk<WalkOrder::PreOrder>([&](Operation *op) { as.push_back(op); });
+  b->walk<WalkOrder::PreOrder>([&](Operation *op) { bs.push_back(op); });
+  for (size_t i = 0; i < as.size(); ++i) {
+    if (i >= bs.size())
+      return as[i];
+    Operation *x = as[i], *y = bs[i];
+    if (x->getName() != y->getName() ||
+        x->getAttrDictionary() != y->getAttrDictionary() ||
+        x->getOperandTypes() != y->getOperandTypes() ||
+        x->getResultTypes() != y->getResultTypes() ||
+        x->getNumRegions() != y->getNumRegions())
+      return x;
+  }
+  return nullptr;
+}
+
 LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
                                      const sched::Target &target) {
   // A kernel tiled before (tiling-only's output, parsed back): accepted
@@ -1633,16 +1654,24 @@ LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
       return kernel.emitOpError("is tiled but has no schedule attribute");
     OpBuilder b(kernel);
     auto fresh = cast<KernelOp>(b.clone(*kernel));
-    bool same = succeeded(untileMatmulBody(fresh)) &&
-                succeeded(tileMatmulKernel(fresh, target)) &&
-                OperationEquivalence::isEquivalentTo(
-                    kernel, fresh, OperationEquivalence::IgnoreLocations);
-    fresh.erase();
-    if (!same)
-      return kernel.emitOpError(
+    bool rebuilt = succeeded(untileMatmulBody(fresh)) &&
+                   succeeded(tileMatmulKernel(fresh, target));
+    bool same =
+        rebuilt && OperationEquivalence::isEquivalentTo(
+                       kernel, fresh, OperationEquivalence::IgnoreLocations);
+    Operation *differs =
+        rebuilt && !same ? firstDifference(kernel, fresh) : nullptr;
+    if (!same) {
+      InFlightDiagnostic diag = kernel.emitOpError(
           "is tiled, but not as kopt-tile tiles it for its schedule (the "
           "tiled form is for reading: build from the untiled kernel)");
-    return success();
+      if (differs)
+        diag.attachNote(differs->getLoc())
+            << "the first op that differs from kopt-tile's tiling: '"
+            << differs->getName() << "'";
+    }
+    fresh.erase();
+    return success(same);
   }
   FailureOr<MatmulBody> body = matchMatmulBody(kernel);
   if (failed(body))

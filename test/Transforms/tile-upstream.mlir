@@ -26,6 +26,8 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/= (0, 0) to (100, 96)/= (4, 0) to (100, 96)/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the K loop one tile short:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/scf.for %arg8 = %c0 to %c64 step %c32/scf.for %arg8 = %c0 to %c32 step %c32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
+// a fill of -0.0 (the same sums, but not kopt-tile's form), with the note:
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst_0 = arith.constant 0.000000e+00 : f32/%cst_0 = arith.constant -0.000000e+00 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=KNOTE
 // an instruction tile loop skipping half of K:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/scf.for %arg17 = %c0 to %c32 step %c16/scf.for %arg17 = %c0 to %c32 step %c32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // warp tiles of 32 rows:
@@ -98,6 +100,9 @@
 // CHECK-NEXT:          tensor.parallel_insert_slice %[[EPI]] into %[[OUT]][%[[M0]], %[[N0]]] [%[[ROWS]], %[[COLS]]] [1, 1]
 // CHECK:           kopt.yield %[[TILES]]
 // EDITED: error: 'kopt.kernel' op is tiled, but not as kopt-tile tiles it for its schedule (the tiled form is for reading: build from the untiled kernel)
+// The note points at the first op that differs (here: the edited K loop).
+// KNOTE: error: 'kopt.kernel' op is tiled, but not as kopt-tile tiles it
+// KNOTE: note: the first op that differs from kopt-tile's tiling: 'arith.constant'
 // WGMMA-LABEL: gpu.func @matmul_0(
 // WGMMA:         instruction = wgmma, copy = cp_async, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256
 // WGMMA:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (100, 96) step (128, 256)
