@@ -101,6 +101,41 @@ Value kb::clonePayload(OpBuilder &b, linalg::GenericOp generic,
   return map.lookupOrDefault(body->getTerminator()->getOperand(0));
 }
 
+bool kb::isMultiplyAccumulate(linalg::GenericOp g) {
+  Block *body = g.getBody();
+  if (body->getNumArguments() != 3)
+    return false;
+  Value a = body->getArgument(0), b = body->getArgument(1),
+        acc = body->getArgument(2);
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body)
+    return false;
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul || mul->getBlock() != body || mul.getType() != acc.getType())
+    return false;
+  // An operand of the product: the input itself, or it extended (extf) to
+  // the accumulator's type.
+  unsigned extensions = 0;
+  auto input = [&](Value v) -> Value {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+      ++extensions;
+      return ext->getBlock() == body ? ext.getIn() : Value();
+    }
+    return v;
+  };
+  Value x = input(mul.getLhs()), y = input(mul.getRhs());
+  if (!((x == a && y == b) || (x == b && y == a)))
+    return false;
+  // Nothing else in the payload: the extensions, the product, the sum.
+  return body->getOperations().size() == extensions + 3;
+}
+
 LogicalResult kb::checkPayloads(KernelOp kernel) {
   WalkResult result = kernel.getBody().walk([&](linalg::GenericOp generic) {
     WalkResult inner = generic.getRegion().walk([&](Operation *op) {

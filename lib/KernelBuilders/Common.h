@@ -58,6 +58,13 @@ mlir::LogicalResult checkPayloads(KernelOp kernel);
 /// contraction interface).
 bool isContraction(mlir::linalg::GenericOp g);
 
+/// Whether the payload of contraction `g` is exactly acc + a * b: each input
+/// used as it is or extended (arith.extf) to the accumulator's type, one
+/// arith.mulf of the two, one arith.addf with the accumulator, in either
+/// operand order, and nothing else (what kopt-lower-to-linalg writes for
+/// kopt.matmul; the tensor-core builders compute that and only that).
+bool isMultiplyAccumulate(mlir::linalg::GenericOp g);
+
 /// Whether the kernel body is kopt.pack's linalg form: a 2-D copy generic
 /// (identity or transposed input map) followed by a tensor.pad, or either
 /// alone (a transposing copy without padding, a pad of an argument).

@@ -1,41 +1,24 @@
 //===- Matmul.cpp - kernels for contractions ------------------------------===//
 //
-// The kernel body is fill(0) + a contraction generic C[m, n] += f(A[.., ..],
-// B[.., ..]) (+ an elementwise rounding generic). Two fixed default schedules:
-//
-// Tensor cores (f16 / bf16 operands, f32 accumulation): mma.sync m16n8k16.
-//   - block tile BM x BN = 128 x 128, K step BK = 32, 256 threads = 8 warps in
-//   a
-//     2 x 4 grid, each warp owning a 64 x 32 tile = 4 x 4 mma tiles of 16 x 8;
-//     for M <= 64 (decode), 64 x 32 tiles with 4 warps in a 1 x 4 grid (64 x 8
-//     warp tiles), for more blocks over the weight matrix;
-//   - A and B are staged in shared memory as [BM][BK + 8] and [BN][BK + 8] (K
-//     contiguous; the 8-element pad spreads ldmatrix rows over the banks). When
-//     both operands are contiguous along K and K is a multiple of 8, two stages
-//     are filled by 16-byte cp.async copies (zero-filled outside the bounds),
-//     the copy of tile k + 1 overlapping the mma.sync of tile k; otherwise one
-//     stage is filled synchronously (16-byte or element loads); out-of-range
-//     elements are staged as zero;
-//   - fragments come from ldmatrix (x4 for A, x2 for B), accumulators stay in
-//     registers; the epilogue applies the rounding payload and stores inside
-//     the bounds (the accumulator layout of mma.m16n8k16: lane l holds rows l/4
-//     and l/4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile).
-//   mma.sync computes exactly the payload's acc + a * b in f32 (the contraction
-//   interface guarantees the payload is a multiply-accumulate); only the order
-//   of the additions differs.
-//
-// SIMT (f32 operands, and any other element type): FFMA.
-//   - block tile 64 x 64, K step 16, 256 threads (16 x 16), each owning the 4 x
-//   4
-//     outputs (ty + 16 i, tx + 16 j): stores of a warp are coalesced and
-//     shared-memory reads are conflict-free (B) or broadcasts (A);
-//   - A and B staged as [BK][BM] and [BK][BN]; the payload is cloned per
-//     multiply-accumulate.
-//
-// Both use a 1-D grid over the output tiles, N tiles fastest, and load partial
-// tiles with zeros (the payload adds 0 for them) and mask the stores, so every
-// M, N, K is correct. Multi-stage pipelines (cp.async, TMA), wgmma and
-// schedules chosen per shape are issue #4's work.
+// A matmul kernel: fill(0) + a contraction generic C[m, n] += A[m, k] * B[k, n]
+// (any operand layout; the payload exactly acc + a * b) + an optional
+// elementwise epilogue generic (the rounding to C's type). kopt-tile first
+// tiles it with upstream MLIR (Tiling.cpp: block tiles by tile-and-fuse, zero
+// padding, K tiles, promotion to shared memory, warp and thread tiles); the
+// builders here lower that tiled form as the kernel's #kopt.schedule says
+// (docs/schedules.md, docs/compiler.md):
+//   - the grid: a 1-D grid over the block tiles in grouped rasterization
+//     (swizzle), split-K through a workspace, or a persistent grid looping
+//     over the tiles;
+//   - mma.sync (m16n8k16, ldmatrix fragments) and wgmma (m64nNk16, k8 for
+//     TF32; warpgroups) with the K loop as a kopt.mainloop for kopt-pipeline
+//     (synchronous, cp.async or TMA stages); FFMA (SIMT threads, thread (ty,
+//     tx) of a 16-wide grid owning chunk x chunk outputs per round, the
+//     payload cloned per multiply-accumulate); gemv (lanes splitting K,
+//     operands read from global memory);
+//   - partial tiles loaded as zeros and stored under masks, so every M, N, K
+//     is correct; the epilogue in registers (pairs), staged through shared
+//     memory (wide stores) or stored by TMA.
 //
 //===----------------------------------------------------------------------===//
 

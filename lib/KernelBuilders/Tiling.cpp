@@ -37,6 +37,10 @@ FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
     return mm.emitOpError("the first generic of a matmul kernel must be the "
                           "contraction (A and B indexed by k and m or n, C by "
                           "(m, n), a multiply-accumulate payload)");
+  if (!isMultiplyAccumulate(mm))
+    return mm.emitOpError("the contraction's payload must be acc + a * b (each "
+                          "input used as it is or extended to the "
+                          "accumulator's type, nothing else)");
   if (gs.size() == 2)
     body.epilogue = gs[1];
   if (gs.size() > 2 ||
@@ -392,9 +396,9 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   if (found.size() != 1)
     return fail(kLoop, "the K loop does not hold one contraction");
   linalg::GenericOp mm = t.contraction = found.front();
-  if (!isContraction(mm))
+  if (!isContraction(mm) || !isMultiplyAccumulate(mm))
     return fail(mm, "it is not a contraction (A and B indexed by k and m or "
-                    "n, C by (m, n), a multiply-accumulate payload)");
+                    "n, C by (m, n), a payload acc + a * b)");
   if (kLoop.getNumRegionIterArgs() != 1)
     return fail(kLoop, "the K loop does not carry one contraction's "
                        "accumulator");

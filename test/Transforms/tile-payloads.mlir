@@ -83,3 +83,32 @@ func.func @matmul_relu(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tenso
   }
   return %0 : tensor<100x96xbf16>
 }
+
+// -----
+
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#kn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A contraction whose payload is not acc + a * b (here acc + -(a * b)) is
+// rejected: the tensor-core builders compute acc + a * b only.
+func.func @matmul_negated(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x96xf32> {
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<100x64xbf16>, tensor<64x96xbf16>) -> tensor<100x96xf32> attributes {source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%x: tensor<100x64xbf16>, %y: tensor<64x96xbf16>):
+    %acc0 = tensor.empty() : tensor<100x96xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<100x96xf32>) -> tensor<100x96xf32>
+    // expected-error @+1 {{'linalg.generic' op the contraction's payload must be acc + a * b (each input used as it is or extended to the accumulator's type, nothing else)}}
+    %mm = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %y : tensor<100x64xbf16>, tensor<64x96xbf16>) outs(%acc : tensor<100x96xf32>) {
+    ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+      %1 = arith.extf %in : bf16 to f32
+      %2 = arith.extf %in_0 : bf16 to f32
+      %3 = arith.mulf %1, %2 : f32
+      %n = arith.negf %3 : f32
+      %4 = arith.addf %out, %n : f32
+      linalg.yield %4 : f32
+    } -> tensor<100x96xf32>
+    kopt.yield %mm : tensor<100x96xf32>
+  }
+  return %0 : tensor<100x96xf32>
+}

@@ -40,6 +40,8 @@
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/address_space<workgroup>/address_space<private>/g' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the contraction's payload subtracting (acc - a * b):
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/arith.addf %out, %\([0-9]*\) : f32/arith.subf %out, %\1 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
+// the product negated before it is added (a unary op in the payload):
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/\(%[0-9]*\) = arith.addf %out, \(%[0-9]*\) : f32/%neg = arith.negf \2 : f32\n\1 = arith.addf %out, %neg : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the warp tiles mapped to blocks:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/#gpu.warp<y>, #gpu.warp<x>/#gpu.block<y>, #gpu.block<x>/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 
