@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -26,6 +27,17 @@ using namespace mlir;
 using namespace kopt;
 using namespace kopt::kb;
 namespace sched = kopt::schedule;
+
+/// Whether `v` is a constant 0 (a float of either sign, or an integer).
+static bool isZeroConstant(Value v) {
+  return v && (matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero()));
+}
+
+/// Whether `init` is a linalg.fill of a constant 0.
+static bool isZeroFill(Value init) {
+  auto fill = init ? init.getDefiningOp<linalg::FillOp>() : linalg::FillOp();
+  return fill && isZeroConstant(fill.getInputs()[0]);
+}
 
 FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
   MatmulBody body;
@@ -67,11 +79,7 @@ FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
       !llvm::is_contained(block.getTerminator()->getOperands(), result))
     return mm.emitOpError(
         "matmul operands and result must be kernel arguments");
-  auto fill = mm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  auto zero = fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>()
-                   : arith::ConstantOp();
-  auto zeroAttr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-  if (!zeroAttr || !zeroAttr.getValue().isZero())
+  if (!isZeroFill(mm.getDpsInitOperand(0)->get()))
     return mm.emitOpError(
         "contraction accumulator must start from a fill of 0");
   return body;
@@ -322,15 +330,7 @@ static Value sliceSource(Value v, bool *promoted = nullptr) {
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
       v = slice.getSource();
     } else if (auto pad = dyn_cast<tensor::PadOp>(def)) {
-      Value value = pad.getConstantPaddingValue();
-      auto cst = value ? value.getDefiningOp<arith::ConstantOp>()
-                       : arith::ConstantOp();
-      auto attr = cst ? cst.getValue() : Attribute();
-      bool zero = (isa_and_nonnull<FloatAttr>(attr) &&
-                   cast<FloatAttr>(attr).getValue().isZero()) ||
-                  (isa_and_nonnull<IntegerAttr>(attr) &&
-                   cast<IntegerAttr>(attr).getValue().isZero());
-      if (!zero)
+      if (!isZeroConstant(pad.getConstantPaddingValue()))
         return {};
       v = pad.getSource();
     } else if (auto copy =
@@ -498,12 +498,7 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   if (t.K <= 0 || constantOr(kLoop.getUpperBound()) != paddedK)
     return fail(kLoop, "the K loop does not cover K in whole K tiles");
   // The accumulator starts as a (padded) fill of 0.
-  Value init = sliceSource(kLoop.getInitArgs()[0]);
-  auto fill = init ? init.getDefiningOp<linalg::FillOp>() : linalg::FillOp();
-  auto zero = fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>()
-                   : arith::ConstantOp();
-  auto zeroAttr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-  if (!zeroAttr || !zeroAttr.getValue().isZero())
+  if (!isZeroFill(sliceSource(kLoop.getInitArgs()[0])))
     return fail(kLoop, "the accumulator does not start from a fill of 0");
   // The epilogue (if any) on the valid part of the K loop's result, and the
   // block tile's result inserted into the output.
