@@ -44,37 +44,6 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
       emitError(module.getLoc(), "kopt-emit-ptx needs output=FILE.ptx");
       return signalPassFailure();
     }
-    // A module that launches no kernel (no kopt op, no gpu.launch_func) has
-    // nothing to write; one whose kernels were not serialized is reported by
-    // extractPTX.
-    bool hasKernels = false;
-    module.walk([&](Operation *op) {
-      if (isa<gpu::LaunchFuncOp>(op) ||
-          isa_and_nonnull<kopt::KoptDialect>(op->getDialect()))
-        hasKernels = true;
-    });
-    if (!hasKernels) {
-      emitError(module.getLoc(),
-                "nothing to compile: the module has no function "
-                "with kopt ops");
-      return signalPassFailure();
-    }
-    FailureOr<std::string> ptx = kopt::extractPTX(module);
-    if (failed(ptx))
-      return signalPassFailure();
-    // Calls left to libdevice functions mean libdevice was not found: ptxas
-    // would reject the PTX, so stop here with the cause.
-    SmallVector<std::string> unresolved = kopt::unresolvedFunctions(*ptx);
-    if (!unresolved.empty()) {
-      emitError(module.getLoc(), "the PTX calls '")
-          << unresolved.front()
-          << "', which is not defined: libdevice was not linked; is the CUDA "
-             "toolkit at '"
-          << (cudaPath.empty() ? std::string("(unset)") : cudaPath)
-          << "' (nvvm/libdevice/libdevice.10.bc)? Set CUDA_HOME or the "
-             "pipeline's cuda-path option";
-      return signalPassFailure();
-    }
     // Never overwrite the source being compiled.
     if (auto file = dyn_cast<FileLineColLoc>(module.getLoc())) {
       bool same = false;
@@ -93,10 +62,10 @@ struct KoptEmitPTXPass : public kopt::impl::KoptEmitPTXBase<KoptEmitPTXPass> {
           << output << "' must not end in .json";
       return signalPassFailure();
     }
-    FailureOr<std::string> manifest =
-        kopt::buildManifest(module, llvm::sys::path::filename(output), chip);
-    if (failed(manifest) || failed(writeFile(module, output, *ptx)) ||
-        failed(writeFile(module, manifestPath, *manifest)))
+    FailureOr<kopt::PTXOutput> out = kopt::emitPTXOutput(
+        module, llvm::sys::path::filename(output), chip, cudaPath);
+    if (failed(out) || failed(writeFile(module, output, out->ptx)) ||
+        failed(writeFile(module, manifestPath, out->manifest)))
       return signalPassFailure();
   }
 };

@@ -123,6 +123,32 @@ if [ $failed = 0 ]; then
   command -v ccache >/dev/null 2>&1 || kopt_warn $TAG "ccache not found: builds work, rebuilds are slower"
 fi
 
+# --- pytest and wheel, for the Python package's tests (test/python) -----------------
+# For the python3 on PATH (the one CMake's find_package(Python3) takes): Debian's
+# python3-pytest when that python3 is Debian's, else pip (PyPI) into the user site.
+if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel' >/dev/null 2>&1; then
+  py=$(python3 -c 'import sys; print(sys.executable)')
+  if [ $check_only = 1 ]; then
+    kopt_error $TAG "pytest is missing for $py (run scripts/setup.sh to install it)"
+    failed=1
+  elif [ "$(readlink -f "$py")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
+    kopt_log $TAG "installing python3-pytest with apt-get (for $py)"
+    prefix=(); [ "$(id -u)" = 0 ] || prefix=(sudo -n)
+    if ! "${prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q install -y \
+        --no-install-recommends python3-pytest python3-wheel >/dev/null 2>&1; then
+      kopt_error $TAG "apt-get install python3-pytest python3-wheel failed"; failed=1
+    fi
+  else
+    kopt_log $TAG "installing pytest and wheel from PyPI for $py"
+    if ! python3 -m pip install -q --disable-pip-version-check 'pytest>=7' wheel >/dev/null 2>&1; then
+      kopt_error $TAG "pip install pytest failed for $py (no network to PyPI?)"; failed=1
+    fi
+  fi
+  if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel' >/dev/null 2>&1; then
+    kopt_error $TAG "pytest still cannot be imported by $py"; failed=1
+  fi
+fi
+
 # --- CUDA toolkit (not a Debian package we install) ---------------------------------
 cuda_help="Install NVIDIA's CUDA toolkit 12.0 or newer (sm_90a needs 12.0; Debian 12's own\
  nvidia-cuda-toolkit is 11.8, too old) from NVIDIA's CUDA downloads for Debian 12, usually\

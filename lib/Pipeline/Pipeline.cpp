@@ -3,7 +3,15 @@
 #include "kopt/Target/PTX.h"
 #include "kopt/Transforms/Passes.h"
 
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -64,19 +72,29 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   pm.addPass(createKoptTile(tile));
   pm.addPass(createKoptPipeline());
   // Device code: the upstream NVVM lowering, bare pointers for static memrefs
-  // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md).
-  std::string pipeline;
-  llvm::raw_string_ostream os(pipeline);
-  os << "gpu.module(convert-scf-to-cf,expand-strided-metadata,convert-nvgpu-to-"
-        "nvvm,"
-        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
-        "convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts),"
-     << "nvvm-attach-target{chip=" << opts.chip << " features=" << opts.features
-     << " O=" << opts.optLevel << "},gpu-module-to-binary{format=isa toolkit="
-     << resolveCudaPath(opts.cudaPath) << "}";
-  // parsePassPipeline only fails on a malformed string, which is ours.
-  if (failed(parsePassPipeline(pipeline, pm)))
-    llvm::report_fatal_error("kopt: malformed internal pass pipeline");
+  // (one .u64 parameter per buffer; ../shared/MLIR22-NOTES.md). Built from the
+  // passes' constructors, not from a pipeline string, so that nothing depends
+  // on the global pass registry (the C API registers no passes).
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createConvertNVGPUToNVVMPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  device.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  device.addPass(createConvertNVVMToLLVMPass());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = opts.chip;
+  target.features = opts.features;
+  target.optLevel = opts.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = resolveCudaPath(opts.cudaPath);
+  pm.addPass(createGpuModuleToBinaryPass(binary));
   if (!opts.output.empty()) {
     KoptEmitPTXOptions emit;
     emit.output = opts.output;

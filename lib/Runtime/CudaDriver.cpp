@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace kopt::rt {
@@ -43,14 +44,18 @@ namespace {
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxSetCurrent)                                                           \
   X(cuCtxSynchronize)                                                          \
+  X(cuCtxPushCurrent)                                                          \
+  X(cuCtxPopCurrent)                                                           \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
   X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoH)                                                              \
   X(cuMemsetD8Async)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamGetCtx)                                                            \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
@@ -227,7 +232,8 @@ void DeviceBuffer::reset() {
 //===----------------------------------------------------------------------===//
 
 Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
-                        const std::vector<DevicePtr> &pointers) {
+                        const std::vector<DevicePtr> &pointers,
+                        Stream stream) {
   if (pointers.size() != kernel.params.size())
     return Status::error("kernel '" + kernel.name + "' takes " +
                          std::to_string(kernel.params.size()) +
@@ -243,7 +249,6 @@ Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
     mapAddresses.clear();
     maps.resize(count);
   }
-  bool synchronized = false;
   for (size_t i = 0; i < count; ++i) {
     Map &map = maps[i];
     const std::string &tensor = kernel.tensorMaps[i].tensor;
@@ -273,10 +278,6 @@ Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
             what + ": cuMemAlloc returned " + hexAddress(buffer->get()) +
             ", not " + std::to_string(kTensorMapAlignment) + "-byte aligned");
       map.buffer = buffer.take();
-    } else if (map.encoded && !synchronized) {
-      // An earlier launch may still read the old map.
-      KOPT_RETURN_IF_ERROR(ctx.synchronizeContext().withContext(what));
-      synchronized = true;
     }
     map.encoded = false;
     CUtensorMap encoded{};
@@ -291,8 +292,10 @@ Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
           listToString(geometry->box) + ", swizzle " +
           std::to_string(geometry->swizzle) + ", address " +
           hexAddress(address) + "]");
+    // In stream order: after the launches that read the old map.
     KOPT_RETURN_IF_ERROR(
-        ctx.copyToDevice(map.buffer.get(), &encoded, kTensorMapBytes)
+        ctx.copyToDeviceAsync(map.buffer.get(), &encoded, kTensorMapBytes,
+                              stream)
             .withContext(what));
     map.encoded = true;
     map.tensor = address;
@@ -401,6 +404,13 @@ Status CudaContext::copyToDevice(DevicePtr dst, const void *src,
                "cuMemcpyHtoD(" + std::to_string(bytes) + " bytes)");
 }
 
+Status CudaContext::copyToDeviceAsync(DevicePtr dst, const void *src,
+                                      int64_t bytes, Stream stream) {
+  return check(api.cuMemcpyHtoDAsync(dst, src, static_cast<size_t>(bytes),
+                                     stream),
+               "cuMemcpyHtoDAsync(" + std::to_string(bytes) + " bytes)");
+}
+
 Status CudaContext::copyToHost(void *dst, DevicePtr src, int64_t bytes) {
   return check(api.cuMemcpyDtoH(dst, src, static_cast<size_t>(bytes)),
                "cuMemcpyDtoH(" + std::to_string(bytes) + " bytes)");
@@ -429,6 +439,32 @@ Status CudaContext::destroyStream(Stream stream) {
 
 Status CudaContext::synchronize(Stream stream) {
   return check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+Status CudaContext::pushCurrent() {
+  return check(api.cuCtxPushCurrent(context), "cuCtxPushCurrent");
+}
+
+void CudaContext::popCurrent() {
+  CUcontext popped = nullptr;
+  (void)api.cuCtxPopCurrent(&popped);
+}
+
+Status CudaContext::checkStream(Stream stream) {
+  if (!stream)
+    return Status::success(); // the legacy default stream of the current context
+  CUcontext owner = nullptr;
+  KOPT_RETURN_IF_ERROR(check(api.cuStreamGetCtx(stream, &owner),
+                             "cuStreamGetCtx(stream " +
+                                 hexAddress(reinterpret_cast<uintptr_t>(stream)) +
+                                 ")"));
+  if (owner != context)
+    return Status::error("the stream " +
+                         hexAddress(reinterpret_cast<uintptr_t>(stream)) +
+                         " belongs to another CUDA context than device " +
+                         std::to_string(info.ordinal) +
+                         "'s primary context (a stream of another device?)");
+  return Status::success();
 }
 
 Status CudaContext::synchronizeContext() {
@@ -468,8 +504,14 @@ Status CudaContext::loadModule(const std::string &ptxPath) {
                          "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
-  std::string ptx = text.str(); // c_str() is NUL-terminated, as the JIT needs
+  return loadModuleData(ptxPath, text.str());
+}
 
+Status CudaContext::loadModuleData(const std::string &ptxPath,
+                                   const std::string &ptx) {
+  // c_str() is NUL-terminated, as the JIT needs.
+  if (modules.count(ptxPath))
+    return Status::success();
   constexpr size_t kLogBytes = 1 << 16;
   std::vector<char> infoLog(kLogBytes, 0), errorLog(kLogBytes, 0);
   CUjit_option options[] = {
@@ -612,6 +654,21 @@ Status CudaContext::launch(Function function, const KernelSpec &kernel,
                "cuLaunchKernel('" + kernel.name + "')");
 }
 
+Status CudaContext::unloadModule(const std::string &key) {
+  auto it = modules.find(key);
+  if (it == modules.end())
+    return Status::success();
+  for (auto &fn : it->second.functions) {
+    for (auto m = launchMaps.begin(); m != launchMaps.end();)
+      m = m->first.first == fn.second ? launchMaps.erase(m) : std::next(m);
+    sharedLimit.erase(fn.second);
+    paramCounts.erase(fn.second);
+  }
+  CUmodule module = it->second.module;
+  modules.erase(it);
+  return check(api.cuModuleUnload(module), "cuModuleUnload('" + key + "')");
+}
+
 Status CudaContext::launchKernel(const Manifest &manifest,
                                  const KernelSpec &kernel,
                                  const std::vector<DevicePtr> &pointers,
@@ -620,8 +677,9 @@ Status CudaContext::launchKernel(const Manifest &manifest,
   if (!fn.ok())
     return fn.status();
   TensorMaps noMaps;
-  TensorMaps &maps = kernel.tensorMaps.empty() ? noMaps : launchMaps[*fn];
-  Expected<ArgPack> pack = packArgs(kernel, pointers, maps);
+  TensorMaps &maps =
+      kernel.tensorMaps.empty() ? noMaps : launchMaps[{*fn, stream}];
+  Expected<ArgPack> pack = packArgs(kernel, pointers, maps, stream);
   if (!pack.ok())
     return pack.status();
   return launch(*fn, kernel, pack->data(), stream);
@@ -629,59 +687,111 @@ Status CudaContext::launchKernel(const Manifest &manifest,
 
 Expected<ArgPack> CudaContext::packArgs(const KernelSpec &kernel,
                                         const std::vector<DevicePtr> &pointers,
-                                        TensorMaps &maps) {
+                                        TensorMaps &maps, Stream stream) {
   if (!kernel.tensorMaps.empty())
-    KOPT_RETURN_IF_ERROR(maps.bind(*this, kernel, pointers));
+    KOPT_RETURN_IF_ERROR(maps.bind(*this, kernel, pointers, stream));
   return ArgPack::create(kernel, pointers,
                          kernel.tensorMaps.empty() ? std::vector<DevicePtr>()
                                                    : maps.addresses());
+}
+
+Status CudaContext::launchFunction(const Manifest &manifest,
+                                   const FunctionSpec &function,
+                                   const std::vector<DevicePtr> &args,
+                                   DevicePtr workspace, int64_t workspaceBytes,
+                                   Stream stream, bool workspaceZeroed) {
+  const std::string where = "function '" + function.name + "'";
+  if (args.size() != function.args.size())
+    return Status::error(where + " takes " +
+                         std::to_string(function.args.size()) +
+                         " arguments, got " + std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string what = where + ": argument " + std::to_string(i) + " ('" +
+                       function.args[i].name + "')";
+    if (args[i] == 0)
+      return Status::error(what + ": null device pointer");
+    if (args[i] % 16 != 0)
+      return Status::error(what + ": the address " + hexAddress(args[i]) +
+                           " is not 16-byte aligned (kopt's kernels use "
+                           "16-byte accesses)");
+  }
+  Expected<WorkspaceLayout> layout = workspaceLayout(function);
+  if (!layout.ok())
+    return layout.status();
+  if (workspaceBytes < layout->bytes)
+    return Status::error(where + " needs " + std::to_string(layout->bytes) +
+                         " bytes of workspace, got " +
+                         std::to_string(workspaceBytes));
+  if (layout->bytes > 0 && workspace == 0)
+    return Status::error(where + ": null workspace pointer (it needs " +
+                         std::to_string(layout->bytes) + " bytes)");
+  if (layout->bytes > 0 && workspace % kWorkspaceAlignment != 0)
+    return Status::error(where + ": the workspace address " +
+                         hexAddress(workspace) + " is not " +
+                         std::to_string(kWorkspaceAlignment) +
+                         "-byte aligned");
+  KOPT_RETURN_IF_ERROR(checkStream(stream).withContext(where));
+
+  // Resolve every launch before enqueuing anything.
+  std::map<int64_t, DevicePtr> buffers;
+  for (size_t i = 0; i < function.buffers.size(); ++i)
+    buffers[function.buffers[i].id] = workspace + layout->offsets[i];
+  std::vector<std::pair<const KernelSpec *, std::vector<DevicePtr>>> plan;
+  for (const LaunchSpec &launch : function.launches) {
+    const KernelSpec *kernel = manifest.findKernel(launch.kernel);
+    if (!kernel)
+      return Status::error(where + ": no kernel named '" + launch.kernel +
+                           "'");
+    std::vector<DevicePtr> pointers;
+    for (const LaunchArg &a : launch.args) {
+      if (a.kind == LaunchArg::Kind::Arg) {
+        if (a.index < 0 || a.index >= static_cast<int64_t>(args.size()))
+          return Status::error(where + ": bad argument index " +
+                               std::to_string(a.index));
+        pointers.push_back(args[a.index]);
+      } else {
+        auto it = buffers.find(a.index);
+        if (it == buffers.end())
+          return Status::error(where + ": no buffer with id " +
+                               std::to_string(a.index));
+        pointers.push_back(it->second);
+      }
+    }
+    plan.emplace_back(kernel, std::move(pointers));
+  }
+  // A split-K workspace must be zero before its kernel's first launch; the
+  // kernel leaves it zero again.
+  if (!workspaceZeroed)
+    for (size_t i = 0; i < function.buffers.size(); ++i)
+      if (function.buffers[i].workspace)
+        KOPT_RETURN_IF_ERROR(
+            memsetAsync(workspace + layout->offsets[i], 0,
+                        numBytes(function.buffers[i].shape,
+                                 function.buffers[i].dtype),
+                        stream)
+                .withContext(where));
+  for (auto &[kernel, pointers] : plan)
+    KOPT_RETURN_IF_ERROR(launchKernel(manifest, *kernel, pointers, stream));
+  return Status::success();
 }
 
 Status CudaContext::runFunction(const Manifest &manifest,
                                 const FunctionSpec &function,
                                 const std::vector<DevicePtr> &args,
                                 Stream stream) {
-  if (args.size() != function.args.size())
-    return Status::error("function '" + function.name + "' takes " +
-                         std::to_string(function.args.size()) +
-                         " arguments, got " + std::to_string(args.size()));
-  std::map<int64_t, DeviceBuffer> buffers;
-  for (const BufferSpec &b : function.buffers) {
-    Expected<DeviceBuffer> buf = allocate(numBytes(b.shape, b.dtype));
+  Expected<WorkspaceLayout> layout = workspaceLayout(function);
+  if (!layout.ok())
+    return layout.status();
+  DeviceBuffer workspace;
+  if (layout->bytes > 0) {
+    Expected<DeviceBuffer> buf = allocate(layout->bytes);
     if (!buf.ok())
       return buf.status().withContext("function '" + function.name + "'");
-    // A split-K workspace must be zero before its kernel's first launch.
-    if (b.workspace)
-      KOPT_RETURN_IF_ERROR(
-          memsetAsync(buf->get(), 0, buf->size(), stream)
-              .withContext("function '" + function.name + "'"));
-    buffers[b.id] = buf.take();
+    workspace = buf.take();
   }
-  for (const LaunchSpec &launch : function.launches) {
-    const KernelSpec *kernel = manifest.findKernel(launch.kernel);
-    if (!kernel)
-      return Status::error("function '" + function.name +
-                           "': no kernel named '" + launch.kernel + "'");
-    std::vector<DevicePtr> pointers;
-    for (const LaunchArg &a : launch.args) {
-      if (a.kind == LaunchArg::Kind::Arg) {
-        if (a.index < 0 || a.index >= static_cast<int64_t>(args.size()))
-          return Status::error("function '" + function.name +
-                               "': bad argument index " +
-                               std::to_string(a.index));
-        pointers.push_back(args[a.index]);
-      } else {
-        auto it = buffers.find(a.index);
-        if (it == buffers.end())
-          return Status::error("function '" + function.name +
-                               "': no buffer with id " +
-                               std::to_string(a.index));
-        pointers.push_back(it->second.get());
-      }
-    }
-    KOPT_RETURN_IF_ERROR(launchKernel(manifest, *kernel, pointers, stream));
-  }
-  // The buffers are freed on return; wait for the launches that use them.
+  KOPT_RETURN_IF_ERROR(launchFunction(manifest, function, args,
+                                      workspace.get(), layout->bytes, stream));
+  // The workspace is freed on return; wait for the launches that use it.
   return synchronize(stream).withContext("function '" + function.name + "'");
 }
 

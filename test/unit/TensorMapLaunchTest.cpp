@@ -263,7 +263,7 @@ TEST_F(TensorMapLaunch, PackArgsMapsDTypesRanksAndSwizzles) {
                                  allocate(8 * 4)};
   size_t before = hooks->encodeCount();
   TensorMaps maps;
-  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps);
+  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps, nullptr);
   ASSERT_TRUE(pack.ok()) << pack.error();
   EXPECT_EQ(maps.uploads(), 2);
 
@@ -308,7 +308,7 @@ TEST_F(TensorMapLaunch, PackArgsMapsDTypesRanksAndSwizzles) {
   EXPECT_EQ(readMap(maps.addresses()[1]).globalAddress, ptrs[0]);
 
   // Binding the same pointers again changes nothing.
-  Expected<ArgPack> again = ctx->packArgs(k, ptrs, maps);
+  Expected<ArgPack> again = ctx->packArgs(k, ptrs, maps, nullptr);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(maps.uploads(), 2);
   EXPECT_EQ(hooks->encodeCount(), before + 2);
@@ -323,7 +323,7 @@ TEST_F(TensorMapLaunch, NoMapsNoEncode) {
   std::vector<DevicePtr> ptrs = {allocate(16), allocate(16), allocate(16)};
   size_t before = hooks->encodeCount();
   TensorMaps maps;
-  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps);
+  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps, nullptr);
   ASSERT_TRUE(pack.ok()) << pack.error();
   EXPECT_EQ(pack->size(), 3u);
   EXPECT_TRUE(maps.addresses().empty());
@@ -336,7 +336,7 @@ TEST_F(TensorMapLaunch, MisalignedAddress) {
   ptrs[1] += 8;
   size_t before = hooks->encodeCount();
   TensorMaps maps;
-  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps);
+  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps, nullptr);
   ASSERT_FALSE(pack.ok());
   EXPECT_NE(pack.error().find("kernel 'matmul_tma_bf16': tensor map 1 ('b'): "
                               "the address 0x"),
@@ -356,7 +356,7 @@ TEST_F(TensorMapLaunch, EncodeFailureNamesKernelTensorAndCUresult) {
   std::vector<DevicePtr> ptrs = allocateParams(k);
   ptrs[0] = allocate(64); // 'a' needs 3072 bytes: the fake driver refuses
   TensorMaps maps;
-  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps);
+  Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps, nullptr);
   ASSERT_FALSE(pack.ok());
   EXPECT_NE(pack.error().find(
                 "cuTensorMapEncodeTiled(kernel 'matmul_tma_bf16', tensor "
@@ -370,13 +370,13 @@ TEST_F(TensorMapLaunch, EncodeFailureNamesKernelTensorAndCUresult) {
 TEST_F(TensorMapLaunch, BindChecksItsArguments) {
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
   TensorMaps maps;
-  Status s = maps.bind(*ctx, k, {1, 2});
+  Status s = maps.bind(*ctx, k, {1, 2}, nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(),
             "kernel 'matmul_tma_bf16' takes 3 parameters, got 2 pointers");
   std::vector<DevicePtr> ptrs = allocateParams(k);
   ptrs[0] = 0;
-  s = maps.bind(*ctx, k, ptrs);
+  s = maps.bind(*ctx, k, ptrs, nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "kernel 'matmul_tma_bf16': tensor map 0 ('a'): the "
                          "address bound to 'a' is null");
@@ -384,7 +384,7 @@ TEST_F(TensorMapLaunch, BindChecksItsArguments) {
   KernelSpec bad = k;
   bad.tensorMaps[1].box[0] = 512;
   size_t before = hooks->encodeCount();
-  s = maps.bind(*ctx, bad, allocateParams(k));
+  s = maps.bind(*ctx, bad, allocateParams(k), nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "kernel 'matmul_tma_bf16': tensor_maps[1].box[0]: "
                          "512 is out of range (1 to 256)");

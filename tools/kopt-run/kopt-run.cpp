@@ -373,7 +373,7 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   // The parameters, then the kernel's tensor maps (encoded for these
   // buffers once: every launch below reuses them).
   TensorMaps maps;
-  Expected<ArgPack> pack = ctx.packArgs(kernel, pointers, maps);
+  Expected<ArgPack> pack = ctx.packArgs(kernel, pointers, maps, stream);
   if (!pack.ok())
     return pack.status();
 

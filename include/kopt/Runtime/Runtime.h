@@ -23,6 +23,7 @@
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Error.h"
 #include "kopt/Runtime/Manifest.h"
+#include "kopt/Runtime/Workspace.h"
 
 #include <cstdint>
 #include <map>
@@ -129,15 +130,19 @@ public:
 
   /// Makes the maps describe `pointers`, the device pointers of `kernel`'s
   /// parameters in order: allocates the buffers on first use, and encodes and
-  /// copies each map whose encoding changed (after waiting for the context's
-  /// work, since an earlier launch may still read the old map). Fails, naming
-  /// the kernel and the tensor, on an address that is not 16-byte aligned, a
-  /// map the manifest rules reject, or a CUDA error (with its CUresult name).
-  /// The copies are synchronous, on the legacy default stream like
-  /// copyToDevice: launch on a stream from createStream, which is ordered with
-  /// it. For a kernel without tensor maps, bind() holds no maps.
+  /// copies each map whose encoding changed. The copy is enqueued on
+  /// `stream` (cuMemcpyHtoDAsync from host memory, which the driver stages
+  /// before returning), so it runs after the earlier launches of that stream
+  /// that read the old map and before the next one: nothing waits for the
+  /// context. Use one TensorMaps per kernel and stream (launchKernel does):
+  /// launches on other streams would race with the copy. Fails, naming the
+  /// kernel and the tensor, on an address that is not 16-byte aligned, a map
+  /// the manifest rules reject, or a CUDA error (with its CUresult name). For
+  /// a kernel without tensor maps, bind() holds no maps. Binding the maps of
+  /// another kernel than the last frees the old buffers after a context-wide
+  /// synchronization (rare: launchKernel keeps one TensorMaps per kernel).
   Status bind(CudaContext &ctx, const KernelSpec &kernel,
-              const std::vector<DevicePtr> &pointers);
+              const std::vector<DevicePtr> &pointers, Stream stream);
   /// The maps' device addresses, in `tensor_maps` order (empty before bind).
   const std::vector<DevicePtr> &addresses() const { return mapAddresses; }
   /// How many maps were encoded and copied to the device so far.
@@ -169,11 +174,23 @@ public:
 
   const DeviceInfo &device() const { return info; }
 
+  /// Makes this context current on the calling thread on top of the
+  /// thread's context stack (cuCtxPushCurrent); popCurrent restores the
+  /// previous one. For libraries called from threads that are not the one
+  /// that created the context (the C API).
+  Status pushCurrent();
+  void popCurrent();
+
   // Memory. Sizes are in bytes.
   Expected<DeviceBuffer> allocate(int64_t bytes);
   Status free(DevicePtr ptr);
   /// Synchronous copies on the legacy default stream (pageable host memory).
   Status copyToDevice(DevicePtr dst, const void *src, int64_t bytes);
+  /// Enqueues a copy of `bytes` host bytes at `src` to `dst` on `stream`;
+  /// from pageable memory the driver stages `src` before returning, so the
+  /// caller may reuse it at once.
+  Status copyToDeviceAsync(DevicePtr dst, const void *src, int64_t bytes,
+                           Stream stream);
   Status copyToHost(void *dst, DevicePtr src, int64_t bytes);
   /// Sets `bytes` bytes at `dst` to `value`, asynchronously on `stream`.
   Status memsetAsync(DevicePtr dst, uint8_t value, int64_t bytes,
@@ -186,6 +203,12 @@ public:
   Expected<Stream> createStream();
   Status destroyStream(Stream stream);
   Status synchronize(Stream stream);
+  /// Fails unless `stream` (nullptr: the legacy default stream) belongs to
+  /// this context (cuStreamGetCtx), e.g. "the stream 0x55d0... belongs to
+  /// another CUDA context (another device?)". A pointer that is not a stream
+  /// at all is undefined behaviour in the driver; this catches the streams of
+  /// other devices and destroyed-context streams the driver can recognize.
+  Status checkStream(Stream stream);
   Status synchronizeContext();
   Expected<Event> createEvent();
   Status destroyEvent(Event event);
@@ -197,6 +220,13 @@ public:
   /// Loads (once; cached by path) the PTX file at `ptxPath` with
   /// cuModuleLoadDataEx. A JIT failure's message holds ptxas's error log.
   Status loadModule(const std::string &ptxPath);
+  /// Loads PTX text (once; cached under `key`, which getFunction and
+  /// launchKernel take in place of a path: set Manifest::ptxPath to it).
+  Status loadModuleData(const std::string &key, const std::string &ptx);
+  /// Unloads the module cached under `key` (a path or a loadModuleData key)
+  /// with its functions' tensor maps; nothing when there is none. The caller
+  /// makes sure no launch of it still runs.
+  Status unloadModule(const std::string &key);
   /// The JIT's info log (verbose: registers, spills) of a loaded module.
   std::string jitInfoLog(const std::string &ptxPath) const;
   /// The `.entry` called `name` of the PTX at `ptxPath` (loading it first).
@@ -225,20 +255,36 @@ public:
   /// The kernelParams of `kernel` for `pointers` (one per parameter, in
   /// order): binds `maps` to them (TensorMaps::bind; nothing for a kernel
   /// without tensor maps) and packs the pointers, then the maps' addresses.
-  /// The pack and `maps` must outlive the launches that use them.
+  /// The pack and `maps` must outlive the launches that use them; the maps
+  /// are copied in `stream`'s order, so launch the pack on `stream`.
   Expected<ArgPack> packArgs(const KernelSpec &kernel,
                              const std::vector<DevicePtr> &pointers,
-                             TensorMaps &maps);
+                             TensorMaps &maps, Stream stream);
   /// Looks up `kernel` in the manifest's PTX, packs `pointers` (one per
   /// parameter, in order) and launches on `stream`. A kernel's tensor maps
-  /// are kept by the context (one set per function, freed with the context)
-  /// and re-encoded only when the addresses bound to their tensors change.
+  /// are kept by the context (one set per function and stream, freed with
+  /// its module) and re-encoded, in stream order, only when the addresses
+  /// bound to their tensors change.
   Status launchKernel(const Manifest &manifest, const KernelSpec &kernel,
                       const std::vector<DevicePtr> &pointers, Stream stream);
-  /// Runs every launch of `function` in order on `stream`: `args` are the
-  /// device pointers of its arguments; its intermediate buffers are allocated
-  /// here and freed after the stream is synchronized. Tensor maps as in
-  /// launchKernel.
+  /// Enqueues every launch of `function` in order on `stream`, allocating
+  /// and synchronizing nothing: `args` are the device pointers of its
+  /// arguments (manifest order); `workspace` is a device region of
+  /// `workspaceBytes` (at least workspaceLayout(function).bytes, 256-byte
+  /// aligned) holding its intermediate buffers at the layout's offsets. The
+  /// split-K workspace buffers in it are zero-filled on `stream` first
+  /// unless `workspaceZeroed` (the caller keeps them from an earlier launch:
+  /// split-K kernels leave them zero). Checks, before enqueuing anything,
+  /// the argument count, that no pointer is null, that every pointer is
+  /// 16-byte aligned (the kernels' vector and TMA accesses need it), the
+  /// workspace's size and alignment, and that `stream` is this context's.
+  /// Tensor maps as in launchKernel (one set per kernel and stream).
+  Status launchFunction(const Manifest &manifest, const FunctionSpec &function,
+                        const std::vector<DevicePtr> &args,
+                        DevicePtr workspace, int64_t workspaceBytes,
+                        Stream stream, bool workspaceZeroed = false);
+  /// launchFunction with a workspace allocated here, then waits for
+  /// `stream` and frees it: for tools (kopt-run), not for frameworks.
   Status runFunction(const Manifest &manifest, const FunctionSpec &function,
                      const std::vector<DevicePtr> &args, Stream stream);
 
@@ -256,8 +302,8 @@ private:
   std::map<std::string, Module> modules;
   /// Dynamic shared memory limit already set per function, bytes.
   std::map<Function, uint32_t> sharedLimit;
-  /// The tensor maps of launchKernel, per function.
-  std::map<Function, TensorMaps> launchMaps;
+  /// The tensor maps of launchKernel, per function and stream.
+  std::map<std::pair<Function, Stream>, TensorMaps> launchMaps;
   /// Parameter counts of the functions checked so far (nullopt: unknown).
   std::map<Function, std::optional<size_t>> paramCounts;
 };

@@ -29,6 +29,23 @@ mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp module,
                                            llvm::StringRef ptxFileName,
                                            llvm::StringRef chip);
 
+/// The two products of a compile.
+struct PTXOutput {
+  std::string ptx;
+  /// The launch manifest, JSON text (docs/manifest.md).
+  std::string manifest;
+};
+
+/// The PTX and launch manifest of `module` after the kopt-to-ptx pipeline
+/// (kopt-emit-ptx writes them to files, the C API returns them). Fails with a
+/// diagnostic when the module has no kopt kernel, when its PTX calls a
+/// libdevice function that was not linked (naming `cudaPath`), or as
+/// extractPTX and buildManifest do.
+mlir::FailureOr<PTXOutput> emitPTXOutput(mlir::ModuleOp module,
+                                         llvm::StringRef ptxFileName,
+                                         llvm::StringRef chip,
+                                         llvm::StringRef cudaPath);
+
 /// Options of the `kopt-to-ptx` pipeline.
 struct KoptToPTXOptions {
   std::string chip = "sm_90a";
@@ -64,6 +81,18 @@ llvm::SmallVector<std::string> unresolvedFunctions(llvm::StringRef ptx);
 /// `output` is set).
 void buildKoptToPTXPipeline(mlir::OpPassManager &pm,
                             const KoptToPTXOptions &opts);
+
+/// Adds every dialect, extension and translation a kopt compile uses to
+/// `registry` (the kopt dialect, the upstream dialects its passes create, the
+/// NVVM target and the LLVM IR translations gpu-module-to-binary needs).
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Runs the kopt-to-ptx pipeline (`options.output` is ignored) on `module`
+/// and returns its PTX and launch manifest, whose `ptx` field is
+/// `ptxFileName`. Diagnostics go to the module's context's handlers.
+mlir::FailureOr<PTXOutput> compileModule(mlir::ModuleOp module,
+                                         const KoptToPTXOptions &options,
+                                         llvm::StringRef ptxFileName);
 
 /// Registers `--kopt-to-ptx` with the pass registry. `adjust`, when given, may
 /// change the options parsed from the pipeline string before the pipeline is

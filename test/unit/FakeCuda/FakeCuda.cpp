@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ std::map<CUdeviceptr, size_t> allocations;
 std::vector<KoptFakeEncodeCall> encodeCalls;
 size_t memcpyHtoDCount = 0;
 std::vector<uint64_t> lastLaunch;
+std::set<CUstream> streams;
 
 /// Is [ptr, ptr + bytes) inside one allocation?
 bool valid(CUdeviceptr ptr, size_t bytes) {
@@ -455,6 +457,12 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
 CUresult cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
 CUresult cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+CUresult cuCtxPushCurrent(CUcontext) { return CUDA_SUCCESS; }
+CUresult cuCtxPopCurrent(CUcontext *ctx) {
+  if (ctx)
+    *ctx = reinterpret_cast<CUcontext>(&primaryContext);
+  return CUDA_SUCCESS;
+}
 
 CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
   if (bytes == 0)
@@ -487,6 +495,13 @@ CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
+// Host memory is staged at once, as the real driver does for pageable
+// memory; the fake runs everything synchronously, so the copy is done.
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
+                           CUstream) {
+  return cuMemcpyHtoD(dst, src, bytes);
+}
+
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
   if (!valid(src, bytes))
     return CUDA_ERROR_INVALID_VALUE;
@@ -504,13 +519,23 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
 
 CUresult cuStreamCreate(CUstream *stream, unsigned int) {
   *stream = new CUstream_st();
+  streams.insert(*stream);
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy(CUstream stream) {
+  if (!streams.erase(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   delete stream;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamGetCtx(CUstream stream, CUcontext *ctx) {
+  // Only the streams the fake made: anything else is not a stream.
+  if (!stream || !ctx || !streams.count(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ctx = reinterpret_cast<CUcontext>(&primaryContext);
+  return CUDA_SUCCESS;
+}
 
 CUresult cuEventCreate(CUevent *event, unsigned int) {
   *event = new CUevent_st();

@@ -1,0 +1,114 @@
+"""kopt.compile through the C API: the same PTX and manifest as kopt-opt, and
+clear exceptions for bad input."""
+
+import concurrent.futures
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import kopt
+
+SOFTMAX = """
+func.func @forward(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %y = kopt.softmax %x : tensor<64x1024xf32>
+  return %y : tensor<64x1024xf32>
+}
+"""
+
+
+def test_version():
+    assert kopt.version().startswith("kopt ")
+
+
+@pytest.mark.parametrize("example", ["vocab_softmax", "llama_mlp_block",
+                                     "unaligned_gemm", "bert_large_gelu"])
+def test_same_output_as_kopt_opt(example, root, kopt_opt, tmp_path):
+    src = root / "examples" / f"{example}.mlir"
+    compiled = kopt.compile(src)
+    (tmp_path / "py").mkdir()
+    manifest = compiled.write(tmp_path / "py" / f"{example}.ptx")
+    ref = tmp_path / "ref" / f"{example}.ptx"
+    ref.parent.mkdir()
+    subprocess.run([kopt_opt, str(src), f"--kopt-to-ptx=output={ref}", "-o",
+                    "/dev/null"], check=True)
+    assert (tmp_path / "py" / f"{example}.ptx").read_bytes() == ref.read_bytes()
+    assert manifest.read_bytes() == ref.with_suffix(".json").read_bytes()
+    assert compiled.manifest["kernels"], "a kernel at least"
+    assert set(compiled.functions) == {f["name"] for f in
+                                        json.loads(manifest.read_text())["functions"]}
+
+
+def test_text_bytes_and_path_agree(root):
+    src = root / "examples" / "vocab_softmax.mlir"
+    a = kopt.compile(src)
+    b = kopt.compile(src.read_text())
+    c = kopt.compile(src.read_bytes())
+    d = kopt.compile(str(src))
+    assert a.ptx == b.ptx == c.ptx == d.ptx
+    assert a.kernels == b.kernels
+
+
+def test_ptx_assembles(tmp_path):
+    import os
+    ptxas = os.environ.get("KOPT_PTXAS")
+    if not ptxas:
+        pytest.skip("no ptxas")
+    compiled = kopt.compile(SOFTMAX)
+    compiled.write(tmp_path / "s.ptx")
+    subprocess.run([ptxas, "-arch=sm_90a", str(tmp_path / "s.ptx"), "-o",
+                    str(tmp_path / "s.cubin")], check=True)
+
+
+def test_parse_error_has_location():
+    with pytest.raises(kopt.CompileError) as e:
+        kopt.compile("func.func @f() {\n  %0 = kopt.nonsense\n}\n", name="bad.mlir")
+    assert "bad.mlir:2:" in str(e.value)
+
+
+def test_verifier_error_has_location():
+    bad = SOFTMAX.replace("%y = kopt.softmax %x : tensor<64x1024xf32>",
+                          "%y = kopt.matmul %x, %x : (tensor<64x1024xf32>, "
+                          "tensor<64x1024xf32>) -> tensor<64x64xf32>")
+    with pytest.raises(kopt.CompileError) as e:
+        kopt.compile(bad, name="mm.mlir")
+    assert "mm.mlir:3:" in str(e.value)
+
+
+def test_nothing_to_compile():
+    with pytest.raises(kopt.CompileError, match="nothing to compile"):
+        kopt.compile("module {}")
+
+
+def test_invalid_utf8_is_an_error_not_a_crash():
+    with pytest.raises(kopt.CompileError):
+        kopt.compile(b"func.func @f\xff() {\n  return\n}\n")
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError):
+        kopt.compile(42)
+    with pytest.raises(kopt.KoptError, match="no such file"):
+        kopt.compile("/nonexistent/model.mlir")
+    with pytest.raises(ValueError):
+        kopt.compile(SOFTMAX, opt_level=7)
+    with pytest.raises(kopt.CompileError, match="sm_10"):
+        kopt.compile(SOFTMAX, chip="sm_10")
+    with pytest.raises(kopt.CompileError, match="/nonexistent/s.json"):
+        kopt.compile(SOFTMAX, schedule="/nonexistent/s.json")
+
+
+def test_write_refuses_json_path(tmp_path):
+    compiled = kopt.compile(SOFTMAX)
+    with pytest.raises(kopt.KoptError, match="must not end in .json"):
+        compiled.write(tmp_path / "x.json")
+
+
+def test_concurrent_compiles_match_sequential(root):
+    sources = [root / "examples" / f"{n}.mlir" for n in
+               ("vocab_softmax", "llama_rmsnorm", "cast", "residual_bias_add")]
+    sequential = [kopt.compile(s).ptx for s in sources]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(lambda s: kopt.compile(s).ptx, sources * 2))
+    assert parallel == sequential * 2
