@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
 using namespace kopt::schedule;
 using nlohmann::json;
 
@@ -862,4 +866,77 @@ TEST(Schedule, PersistentPartialDropsTheSplit) {
                error);
   ASSERT_TRUE(s) << error;
   EXPECT_EQ(s->splitK, 2);
+}
+
+//===----------------------------------------------------------------------===//
+// Constraints as data
+//===----------------------------------------------------------------------===//
+
+TEST(Constraints, IdsAreUniqueAndFindable) {
+  std::set<std::string> ids;
+  for (const Constraint &c : constraints()) {
+    EXPECT_TRUE(ids.insert(c.id).second) << "duplicate id " << c.id;
+    EXPECT_EQ(findConstraint(c.id), &c);
+    EXPECT_NE(std::string(c.rule), "");
+    EXPECT_NE(c.check, nullptr);
+  }
+  EXPECT_EQ(findConstraint("no-such-constraint"), nullptr);
+  EXPECT_EQ(constraintsJSON().size(), constraints().size());
+  EXPECT_EQ(constraintsJSON()[0]["id"], constraints()[0].id);
+}
+
+TEST(Constraints, RejectionsNameTheirConstraint) {
+  MatmulWorkload w;
+  w.m = w.n = w.k = 4096;
+  w.a = w.b = w.c = DType::BF16;
+  w.aKContiguous = w.bKContiguous = true;
+  MatmulSchedule s = defaultSchedule(w, h200());
+  ASSERT_EQ(check(s, w, h200()), std::nullopt);
+
+  struct Case {
+    const char *id;
+    void (*edit)(MatmulSchedule &);
+  };
+  for (const Case &c : std::vector<Case>{
+           {"domains", [](MatmulSchedule &s) { s.blockM = 24; }},
+           {"wgmma.block-k",
+            [](MatmulSchedule &s) {
+              s.instruction = Instruction::Wgmma;
+              s.blockK = 32;
+            }},
+           {"tma.wgmma-only",
+            [](MatmulSchedule &s) {
+              s.instruction = Instruction::MmaSync;
+              s.copy = CopyEngine::TMA;
+            }},
+           {"warp-grid",
+            [](MatmulSchedule &s) {
+              s.blockM = 64;
+              s.warpM = 128;
+            }},
+       }) {
+    MatmulSchedule bad = s;
+    c.edit(bad);
+    std::optional<Rejection> r = check(bad, w, h200());
+    ASSERT_TRUE(r.has_value()) << c.id;
+    EXPECT_STREQ(r->constraint->id, c.id) << r->reason;
+    EXPECT_EQ(*validate(bad, w, h200()),
+              r->reason + " [" + r->constraint->id + "]");
+  }
+}
+
+TEST(Constraints, Documented) {
+  // docs/schedules.md carries the table of every constraint, as the code has
+  // it: "| `id` | rule |".
+  std::ifstream in(std::string(KOPT_SOURCE_DIR) + "/docs/schedules.md");
+  ASSERT_TRUE(in) << "cannot read docs/schedules.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string doc = text.str();
+  for (const Constraint &c : constraints()) {
+    std::string row = std::string("| `") + c.id + "` | " + c.rule + " |";
+    EXPECT_NE(doc.find(row), std::string::npos)
+        << "docs/schedules.md lacks (or words differently) the row\n"
+        << row;
+  }
 }

@@ -243,10 +243,45 @@ int64_t splitKWorkspaceElements(const MatmulSchedule &s,
 int64_t persistentGridBlocks(const MatmulSchedule &s, const MatmulWorkload &w,
                              const Target &t);
 
-/// Why `s` cannot compute `w` on `t`, or nullopt when it can. Checked before
-/// anything is compiled; the reason names the parameter and the limit.
+/// One rule of the matmul space, as data (lib/Schedule/Constraints.cpp): an
+/// id ("wgmma.block-k"), the rule as text (what --kopt-print-space, kopt-space,
+/// docs/schedules.md and agents read) and the check, which explains a
+/// violation naming the parameter and the limit. The rules run in their
+/// order; a rule may assume the ones before it hold.
+struct Constraint {
+  const char *id;
+  const char *rule;
+  std::optional<std::string> (*check)(const MatmulSchedule &,
+                                      const MatmulWorkload &, const Target &);
+};
+
+/// Every constraint, in the order `check` applies them.
+const std::vector<Constraint> &constraints();
+/// The constraint called `id`, or null.
+const Constraint *findConstraint(const std::string &id);
+
+/// A schedule rejected by a constraint.
+struct Rejection {
+  const Constraint *constraint = nullptr;
+  /// Why, e.g. "block_k (24) must be a multiple of the mma K step (16)".
+  std::string reason;
+  /// The reason followed by the constraint's id in brackets:
+  /// "... K step (16) [mma-sync.tiles]".
+  std::string message() const;
+};
+
+/// The first constraint `s` violates for `w` on `t`, or nullopt when it can
+/// compute it. Checked once, before anything is compiled
+/// (kopt-select-schedule).
+std::optional<Rejection> check(const MatmulSchedule &s,
+                               const MatmulWorkload &w, const Target &t);
+
+/// check()'s message (reason [id]), or nullopt when the schedule is valid.
 std::optional<std::string> validate(const MatmulSchedule &s,
                                     const MatmulWorkload &w, const Target &t);
+
+/// The constraints as JSON: [{"id": ..., "rule": ...}, ...].
+nlohmann::json constraintsJSON();
 
 /// The default heuristic: a good valid schedule for `w` on `t` without tuning
 /// (docs/schedules.md gives the rules and the measurements behind them).
@@ -255,7 +290,8 @@ MatmulSchedule defaultSchedule(const MatmulWorkload &w, const Target &t);
 /// The parameters' domains, as JSON: {"block_m": [16, 32, ...], ...}.
 nlohmann::json domains();
 
-/// The space of `w` on `t` as JSON: workload, domains, constraints (text),
+/// The space of `w` on `t` as JSON: workload, domains, constraints (ids and
+/// rules, constraintsJSON),
 /// the default schedule and the number of valid points of the domains'
 /// product.
 nlohmann::json spaceJSON(const MatmulWorkload &w, const Target &t);
