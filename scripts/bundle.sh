@@ -69,7 +69,7 @@ check_deps() {
     glibc=${glibc:-none}
     if [ -n "$bad" ]; then
       kopt_error $TAG "$f links shared libraries a host without LLVM lacks:"
-      printf '    %s\n' "$bad" >&2
+      printf '%s\n' "$bad" | sed 's/^[[:space:]]*/    /' >&2
       fail=1
     fi
     printf '  %-12s %6s MiB  needs %s  (glibc %s)\n' "$(basename "$f")" \
