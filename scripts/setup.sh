@@ -22,7 +22,7 @@ esac
 
 # LLVM/MLIR 22 come from Debian's bookworm-security suite; the rest from bookworm.
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools nlohmann-json3-dev
-          ninja-build ccache cmake g++ libgtest-dev python3)
+          ninja-build ccache cmake g++ libgtest-dev python3 libzstd-dev zlib1g-dev)
 LLVM_PACKAGES=" llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools "
 
 failed=0

@@ -15,13 +15,12 @@
 #include "kopt/Target/PTX.h"
 #include "kopt/Transforms/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -55,6 +54,24 @@ static bool scheduleFlagsWithoutPipeline(int argc, char **argv) {
   return flags && !pipeline;
 }
 
+/// The kopt passes and pipeline, the upstream passes the pipeline runs (by
+/// name, for running its steps one by one: lib/Pipeline builds it from the
+/// passes' constructors), and upstream's generic transforms (canonicalize,
+/// cse, symbol-dce, inline, ...). The dialects: kopt::registerCompilerDialects
+/// (lib/Pipeline/Compile.cpp), which the C API uses too.
+static void registerCompilerPasses() {
+  mlir::registerTransformsPasses();
+  mlir::registerSCFToControlFlowPass();
+  mlir::memref::registerExpandStridedMetadataPass();
+  mlir::registerConvertNVGPUToNVVMPass();
+  mlir::registerConvertGpuOpsToNVVMOps();
+  mlir::registerConvertNVVMToLLVMPass();
+  mlir::registerReconcileUnrealizedCastsPass();
+  mlir::registerGpuNVVMAttachTarget();
+  mlir::registerGpuModuleToBinaryPass();
+  kopt::registerKoptPasses();
+}
+
 int main(int argc, char **argv) {
   if (scheduleFlagsWithoutPipeline(argc, argv)) {
     llvm::errs() << "kopt-opt: error: --kopt-schedule and --kopt-print-space "
@@ -75,8 +92,7 @@ int main(int argc, char **argv) {
   argc = static_cast<int>(args.size());
   argv = args.data();
 
-  mlir::registerAllPasses();
-  kopt::registerKoptPasses();
+  registerCompilerPasses();
   kopt::registerKoptToPTXPipeline([](kopt::KoptToPTXOptions &opts) {
     if (!scheduleFile.empty() && !opts.schedule.empty() &&
         opts.schedule != scheduleFile) {
@@ -92,11 +108,7 @@ int main(int argc, char **argv) {
   });
 
   mlir::DialectRegistry registry;
-  registry.insert<kopt::KoptDialect>();
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
+  kopt::registerCompilerDialects(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kopt optimizer driver\n", registry));
