@@ -1,7 +1,7 @@
 //===- Schedule.cpp - matmul schedules, their space and the heuristic -----===//
 //
 // The one place where the matmul space (domains, constraints) and the default
-// heuristic are defined; the kernel builder (lib/KernelBuilders/Matmul.cpp)
+// heuristic are defined; the kernel builder (lib/KernelBuilders/Matmul/)
 // applies a schedule and trusts `validate` to have accepted it.
 //
 //===----------------------------------------------------------------------===//
