@@ -396,53 +396,25 @@ static int64_t constantOr(OpFoldResult ofr) {
   return v ? *v : -1;
 }
 
-FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
-  TiledMatmul t;
-  Block &block = kernel.getBody().front();
+/// The error of a kernel that matchTiledMatmul does not recognize, at `at`.
+static InFlightDiagnostic notTiledForm(Operation *at, const Twine &what) {
+  return at->emitOpError("is not kopt-tile's tiled matmul form: ") << what;
+}
+
+/// matchTiledMatmul's walk up from the contraction to the K loop `kLoop`:
+/// each tile loop between them (scf.for of instruction tiles or FFMA's
+/// rounds, the warps' or threads' scf.forall) carries one accumulator tile
+/// into the loop inside and yields or inserts that loop's result. `inner`
+/// starts as the contraction's result and `accumulator` as its
+/// accumulator's source; they end as the outermost tile loop's. Records the
+/// warp and thread tiles in `t`.
+static LogicalResult matchTileLoops(TiledMatmul &t, scf::ForOp kLoop,
+                                    Value &inner, Value &accumulator) {
   auto fail = [&](Operation *at, const Twine &what) {
-    return at->emitOpError("is not kopt-tile's tiled matmul form: ") << what;
+    return notTiledForm(at, what);
   };
-  Value result = block.getTerminator()->getOperand(0);
-  t.blockTiles = result.getDefiningOp<scf::ForallOp>();
-  if (!t.blockTiles)
-    return fail(kernel, "the kernel does not yield an scf.forall's result");
-  scf::ForallOp forall = t.blockTiles;
-  if (forall.getRank() != 2 ||
-      !llvm::all_of(forall.getMixedLowerBound(),
-                    [](OpFoldResult lb) { return isZeroInteger(lb); }))
-    return fail(forall, "the block tiles are not a 2-D loop from 0");
-  t.M = constantOr(forall.getMixedUpperBound()[0]);
-  t.N = constantOr(forall.getMixedUpperBound()[1]);
-  t.blockM = constantOr(forall.getMixedStep()[0]);
-  t.blockN = constantOr(forall.getMixedStep()[1]);
-  if (t.M <= 0 || t.N <= 0 || t.blockM <= 0 || t.blockN <= 0)
-    return fail(forall, "the block tiles' bounds and steps are not constants");
-  // The K loop and the contraction in it.
-  for (auto loop : forall.getBody()->getOps<scf::ForOp>()) {
-    if (t.kTiles)
-      return fail(loop, "the block tile has more than one K loop");
-    t.kTiles = loop;
-  }
-  if (!t.kTiles)
-    return fail(forall, "the block tile has no K loop");
-  scf::ForOp kLoop = t.kTiles;
-  // The contraction, in the K loop or in the loops that tile it further
-  // (warp tiles, instruction tiles, FFMA's rounds and thread tiles): one
-  // generic, each loop between carrying one accumulator tile.
-  SmallVector<linalg::GenericOp> found;
-  kLoop.getBody()->walk([&](linalg::GenericOp g) { found.push_back(g); });
-  if (found.size() != 1)
-    return fail(kLoop, "the K loop does not hold one contraction");
-  linalg::GenericOp mm = t.contraction = found.front();
-  if (!isContraction(mm) || !isMultiplyAccumulate(mm))
-    return fail(mm, "it is not a contraction (A and B indexed by k and m or "
-                    "n, C by (m, n), a payload acc + a * b)");
-  if (kLoop.getNumRegionIterArgs() != 1)
-    return fail(kLoop, "the K loop does not carry one contraction's "
-                       "accumulator");
-  Value inner = mm.getResult(0);
-  Value accumulator = sliceSource(mm.getDpsInitOperand(0)->get());
-  for (Operation *op = mm->getParentOp(); op != kLoop; op = op->getParentOp()) {
+  for (Operation *op = inner.getDefiningOp()->getParentOp(); op != kLoop;
+       op = op->getParentOp()) {
     // Each loop's accumulator (iter_arg or shared_out) feeds the loop
     // inside, and the loop inside's result is what it yields or inserts.
     Value arg, result;
@@ -498,6 +470,58 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
                                      : cast<scf::ForallOp>(op).getOutputs()[0];
     accumulator = sliceSource(init);
   }
+  return success();
+}
+
+FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
+  TiledMatmul t;
+  Block &block = kernel.getBody().front();
+  auto fail = [&](Operation *at, const Twine &what) {
+    return notTiledForm(at, what);
+  };
+  Value result = block.getTerminator()->getOperand(0);
+  t.blockTiles = result.getDefiningOp<scf::ForallOp>();
+  if (!t.blockTiles)
+    return fail(kernel, "the kernel does not yield an scf.forall's result");
+  scf::ForallOp forall = t.blockTiles;
+  if (forall.getRank() != 2 ||
+      !llvm::all_of(forall.getMixedLowerBound(),
+                    [](OpFoldResult lb) { return isZeroInteger(lb); }))
+    return fail(forall, "the block tiles are not a 2-D loop from 0");
+  t.M = constantOr(forall.getMixedUpperBound()[0]);
+  t.N = constantOr(forall.getMixedUpperBound()[1]);
+  t.blockM = constantOr(forall.getMixedStep()[0]);
+  t.blockN = constantOr(forall.getMixedStep()[1]);
+  if (t.M <= 0 || t.N <= 0 || t.blockM <= 0 || t.blockN <= 0)
+    return fail(forall, "the block tiles' bounds and steps are not constants");
+  // The K loop and the contraction in it.
+  for (auto loop : forall.getBody()->getOps<scf::ForOp>()) {
+    if (t.kTiles)
+      return fail(loop, "the block tile has more than one K loop");
+    t.kTiles = loop;
+  }
+  if (!t.kTiles)
+    return fail(forall, "the block tile has no K loop");
+  scf::ForOp kLoop = t.kTiles;
+  // The contraction, in the K loop or in the loops that tile it further
+  // (warp tiles, instruction tiles, FFMA's rounds and thread tiles): one
+  // generic, each loop between carrying one accumulator tile.
+  SmallVector<linalg::GenericOp> found;
+  kLoop.getBody()->walk([&](linalg::GenericOp g) { found.push_back(g); });
+  if (found.size() != 1)
+    return fail(kLoop, "the K loop does not hold one contraction");
+  linalg::GenericOp mm = t.contraction = found.front();
+  if (!isContraction(mm) || !isMultiplyAccumulate(mm))
+    return fail(mm, "it is not a contraction (A and B indexed by k and m or "
+                    "n, C by (m, n), a payload acc + a * b)");
+  if (kLoop.getNumRegionIterArgs() != 1)
+    return fail(kLoop, "the K loop does not carry one contraction's "
+                       "accumulator");
+  // The loops between the K loop and the contraction.
+  Value inner = mm.getResult(0);
+  Value accumulator = sliceSource(mm.getDpsInitOperand(0)->get());
+  if (failed(matchTileLoops(t, kLoop, inner, accumulator)))
+    return failure();
   if (accumulator != kLoop.getRegionIterArgs()[0] ||
       kLoop.getBody()->getTerminator()->getOperand(0) != inner)
     return fail(kLoop, "the K loop does not carry the contraction's "
