@@ -814,7 +814,7 @@ def tensor_map_encode_args(kernel, where="kernel"):
     return out
 
 
-# copy = tma (lib/KernelBuilders/Matmul.cpp): map 0 reads A's tiles of block_m rows,
+# copy = tma (lib/KernelBuilders/Matmul/TensorMaps.cpp): map 0 reads A's tiles of block_m rows,
 # map 1 B's of block_n rows, each row 128 bytes of K, 128-byte swizzle; an operand
 # with fewer rows than its block tile has boxes of its rows rounded up to 8
 # (tma_box_rows, as kopt::schedule::tmaBoxRows).

@@ -1,7 +1,9 @@
 //===- Pipeline.cpp - kopt-pipeline ---------------------------------------===//
 //
 // Expands each kopt.mainloop into its software-pipelined K loop
-// (kopt::expandMainloop, lib/KernelBuilders/Mainloop.cpp).
+// (kopt::expandMainloop, lib/KernelBuilders/Mainloop/). Not the
+// --kopt-to-ptx pass pipeline, which lib/Pipeline/KoptToPTXPipeline.cpp
+// builds.
 //
 //===----------------------------------------------------------------------===//
 

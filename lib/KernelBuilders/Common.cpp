@@ -1,27 +1,18 @@
-//===- Common.cpp - classification and helpers of the kernel builders -----===//
+//===- Common.cpp - helpers shared by the kernel builders -----------------===//
+//
+// The bottom of lib/KernelBuilders (see CMakeLists.txt): index arithmetic,
+// payload cloning, lane accesses, warp reductions and the recognizers of
+// contractions, used by every builder; it depends on no other file here.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Common.h"
-#include "Tiling.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
 using namespace kopt;
 using namespace kopt::kb;
-
-StringRef kopt::stringifyKernelClass(KernelClass c) {
-  switch (c) {
-  case KernelClass::Elementwise:
-    return "elementwise";
-  case KernelClass::Row:
-    return "row";
-  case KernelClass::Matmul:
-    return "matmul";
-  case KernelClass::Pack:
-    return "pack";
-  }
-  llvm_unreachable("unknown kernel class");
-}
 
 KernelIO::KernelIO(KernelOp kernel, gpu::GPUFuncOp func) {
   Block &body = kernel.getBody().front();
@@ -286,56 +277,4 @@ bool kb::isContraction(linalg::GenericOp g) {
          maps[2] == AffineMap::get(3, 0, {dim(0), dim(1)}, ctx) &&
          linalg::isaContractionOpInterface(
              cast<linalg::LinalgOp>(g.getOperation()));
-}
-
-FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
-  if (failed(checkPayloads(kernel)))
-    return failure();
-  // A matmul kernel that kopt-tile's upstream step tiled (Tiling.h).
-  if (isTiledMatmul(kernel))
-    return KernelClass::Matmul;
-  SmallVector<linalg::GenericOp> gs = generics(kernel);
-  for (Operation &op : kernel.getBody().front()) {
-    if (isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp, tensor::PadOp,
-            arith::ConstantOp, YieldOp>(op))
-      continue;
-    return op.emitOpError("is not supported inside a kernel (run "
-                          "kopt-lower-to-linalg first)");
-  }
-  if (isPackKernel(kernel))
-    return KernelClass::Pack;
-  for (Operation &op : kernel.getBody().front())
-    if (isa<tensor::PadOp>(op))
-      return op.emitOpError("is supported only as the last step of a pack "
-                            "kernel (a 2-D copy padded with zeros)");
-  if (gs.empty())
-    return kernel.emitOpError("has no linalg.generic to build a kernel from");
-  if (llvm::any_of(gs, isContraction))
-    return KernelClass::Matmul;
-  bool anyReduction = llvm::any_of(
-      gs, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; });
-  if (anyReduction)
-    return KernelClass::Row;
-  if (gs.size() == 1)
-    return KernelClass::Elementwise;
-  return kernel.emitOpError("holds ")
-         << gs.size()
-         << " elementwise generics; fused elementwise chains are not "
-         << "supported yet";
-}
-
-FailureOr<LaunchConfig> kopt::buildKernel(KernelOp kernel, KernelClass kind,
-                                          gpu::GPUFuncOp func,
-                                          const schedule::Target &target) {
-  switch (kind) {
-  case KernelClass::Elementwise:
-    return buildElementwiseKernel(kernel, func);
-  case KernelClass::Row:
-    return buildRowKernel(kernel, func);
-  case KernelClass::Matmul:
-    return buildMatmulKernel(kernel, func, target);
-  case KernelClass::Pack:
-    return buildPackKernel(kernel, func);
-  }
-  llvm_unreachable("unknown kernel class");
 }

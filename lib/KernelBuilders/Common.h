@@ -1,8 +1,16 @@
 //===- Common.h - helpers shared by the kernel builders ---------*- C++ -*-===//
+//
+// The bottom of lib/KernelBuilders' include graph (CMakeLists.txt): it
+// includes no other header of kopt but the dialect's.
+//
+//===----------------------------------------------------------------------===//
 #ifndef KOPT_LIB_KERNELBUILDERS_COMMON_H
 #define KOPT_LIB_KERNELBUILDERS_COMMON_H
 
-#include "kopt/Transforms/KernelBuilders.h"
+#include "kopt/Dialect/Kopt/KoptDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -64,11 +72,6 @@ bool isContraction(mlir::linalg::GenericOp g);
 /// operand order, and nothing else (what kopt-lower-to-linalg writes for
 /// kopt.matmul; the tensor-core builders compute that and only that).
 bool isMultiplyAccumulate(mlir::linalg::GenericOp g);
-
-/// Whether the kernel body is kopt.pack's linalg form: a 2-D copy generic
-/// (identity or transposed input map) followed by a tensor.pad, or either
-/// alone (a transposing copy without padding, a pad of an argument).
-bool isPackKernel(KernelOp kernel);
 
 /// The linalg.generic ops of the kernel body, in order.
 llvm::SmallVector<mlir::linalg::GenericOp> generics(KernelOp kernel);

@@ -13,6 +13,8 @@
 
 #include "Common.h"
 
+#include "kopt/Transforms/KernelBuilders.h"
+
 using namespace mlir;
 using namespace kopt;
 using namespace kopt::kb;

@@ -16,7 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Pack.h"
 #include "Common.h"
+
+#include "kopt/Transforms/KernelBuilders.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Matchers.h"

@@ -18,6 +18,8 @@
 
 #include "Common.h"
 
+#include "kopt/Transforms/KernelBuilders.h"
+
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;

@@ -146,22 +146,18 @@ static void eraseDeadOps(RewriterBase &rewriter, Block &block) {
   }
 }
 
-LogicalResult kb::tileMatmulBody(KernelOp kernel,
-                                 const sched::MatmulSchedule &s) {
-  FailureOr<MatmulBody> body = matchMatmulBody(kernel);
-  if (failed(body))
-    return failure();
-  MLIRContext *ctx = kernel.getContext();
-  IRRewriter rewriter(ctx);
-  Block &block = kernel.getBody().front();
-  Operation *root =
-      body->epilogue ? body->epilogue.getOperation() : body->contraction;
-
-  // 1. Block tiles: the root tiled by [block_m, block_n] into an scf.forall,
-  //    its producers (the contraction, its fill) fused into the tile.
+/// tileMatmulBody's step 1, block tiles: `root` (the kernel's result) tiled
+/// by [block_m, block_n] into an scf.forall, its producers (the
+/// contraction, its fill) fused into the tile. Returns the block tile's
+/// contraction.
+static FailureOr<linalg::GenericOp> tileToBlocks(IRRewriter &rewriter,
+                                                 KernelOp kernel,
+                                                 const sched::MatmulSchedule &s,
+                                                 Operation *root) {
   scf::SCFTilingOptions blockTiling;
   blockTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setTileSizes(getAsIndexOpFoldResult(ctx, {s.blockM, s.blockN}));
+      .setTileSizes(
+          getAsIndexOpFoldResult(kernel.getContext(), {s.blockM, s.blockN}));
   scf::SCFTileAndFuseOptions tileAndFuse;
   tileAndFuse.setTilingOptions(blockTiling);
   rewriter.setInsertionPoint(root);
@@ -173,7 +169,7 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
            << s.blockM << " x " << s.blockN << " block tiles failed";
   for (OpResult r : root->getResults())
     rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
-  eraseDeadOps(rewriter, block);
+  eraseDeadOps(rewriter, kernel.getBody().front());
   linalg::GenericOp mm;
   for (Operation *op : fused->tiledAndFusedOps)
     if (auto g = dyn_cast<linalg::GenericOp>(op))
@@ -182,9 +178,15 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
   if (!mm)
     return kernel.emitOpError(
         "kopt-tile: the contraction was not fused into the block tile");
+  return mm;
+}
 
-  // 2. Whole tiles: the contraction's operands zero-padded to block_m x
-  //    block_n x (K rounded up to whole K tiles); its result sliced back.
+/// Step 2, whole tiles: the contraction's operands zero-padded to block_m x
+/// block_n x (K rounded up to whole K tiles); its result sliced back.
+/// Returns the padded contraction.
+static FailureOr<linalg::LinalgOp>
+padToWholeTiles(IRRewriter &rewriter, KernelOp kernel,
+                const sched::MatmulSchedule &s, linalg::GenericOp mm) {
   const int64_t kTile = kTileOf(s);
   auto zeroOf = [&](Value v) -> Attribute {
     return rewriter.getZeroAttr(getElementTypeOrSelf(v.getType()));
@@ -205,10 +207,75 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
     return kernel.emitOpError("kopt-tile: upstream padding of the block "
                               "tile's contraction to whole tiles failed");
   rewriter.replaceOp(mm, replacements);
+  return padded;
+}
+
+/// Step 4, promotion: each K tile of A and B that `inner` reads copied into
+/// a shared-memory tensor (gemv reads them from global memory and skips
+/// this step).
+static LogicalResult promoteOperandTiles(IRRewriter &rewriter, KernelOp kernel,
+                                         linalg::GenericOp inner) {
+  auto workgroup = gpu::AddressSpaceAttr::get(kernel.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  for (OpOperand *operand : inner.getDpsInputOperands()) {
+    rewriter.setInsertionPoint(inner);
+    Value operandTile = operand->get();
+    auto type = cast<RankedTensorType>(operandTile.getType());
+    if (!type.hasStaticShape())
+      return kernel.emitOpError("kopt-tile: operand tile ")
+             << type << " is not a whole tile after padding";
+    // What transform.structured.promote_tensor makes: an allocation in the
+    // memory space, the tile materialized into it.
+    auto alloc = bufferization::AllocTensorOp::create(
+        rewriter, inner.getLoc(), type, ValueRange(), Value(), Value(),
+        workgroup);
+    auto copy = bufferization::MaterializeInDestinationOp::create(
+        rewriter, inner.getLoc(), operandTile, alloc);
+    rewriter.modifyOpInPlace(inner, [&] { operand->set(copy.getResult()); });
+  }
+  return success();
+}
+
+/// Cleanup: fold what the steps left (full-tile slices, constant bounds),
+/// drop the dead ops and common subexpressions. No canonicalization
+/// patterns: they would fold a single block tile's or K tile's loop away.
+static LogicalResult settle(IRRewriter &rewriter, KernelOp kernel) {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  if (failed(applyPatternsGreedily(
+          kernel.getBody(),
+          FrozenRewritePatternSet(RewritePatternSet(kernel.getContext())),
+          config)))
+    return kernel.emitOpError("kopt-tile: the tiled kernel does not settle");
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, kernel);
+  return success();
+}
+
+LogicalResult kb::tileMatmulBody(KernelOp kernel,
+                                 const sched::MatmulSchedule &s) {
+  FailureOr<MatmulBody> body = matchMatmulBody(kernel);
+  if (failed(body))
+    return failure();
+  MLIRContext *ctx = kernel.getContext();
+  IRRewriter rewriter(ctx);
+  Operation *root =
+      body->epilogue ? body->epilogue.getOperation() : body->contraction;
+
+  // 1. Block tiles.
+  FailureOr<linalg::GenericOp> mm = tileToBlocks(rewriter, kernel, s, root);
+  if (failed(mm))
+    return failure();
+
+  // 2. Whole tiles.
+  FailureOr<linalg::LinalgOp> padded =
+      padToWholeTiles(rewriter, kernel, s, *mm);
+  if (failed(padded))
+    return failure();
 
   // Steps 3, 5 and 6 tile the innermost contraction so far with upstream's
   // scf::tileUsingSCF: into scf.for loops, or an scf.forall with `mapping`.
-  auto inner = cast<linalg::GenericOp>(padded.getOperation());
+  auto inner = cast<linalg::GenericOp>(padded->getOperation());
   auto tile = [&](ArrayRef<int64_t> sizes, bool forall,
                   ArrayRef<Attribute> mapping,
                   const Twine &what) -> LogicalResult {
@@ -230,32 +297,15 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
   };
 
   // 3. K tiles: the padded contraction's reduction tiled by the K tile.
+  const int64_t kTile = kTileOf(s);
   if (failed(tile({0, 0, kTile}, /*forall=*/false, {},
                   "K tiles of " + Twine(kTile))))
     return failure();
 
-  // 4. Promotion: each K tile of A and B copied into a shared-memory tensor
-  //    (except gemv, which reads them from global memory).
-  if (s.instruction != sched::Instruction::Gemv) {
-    auto workgroup =
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    for (OpOperand *operand : inner.getDpsInputOperands()) {
-      rewriter.setInsertionPoint(inner);
-      Value operandTile = operand->get();
-      auto type = cast<RankedTensorType>(operandTile.getType());
-      if (!type.hasStaticShape())
-        return kernel.emitOpError("kopt-tile: operand tile ")
-               << type << " is not a whole tile after padding";
-      // What transform.structured.promote_tensor makes: an allocation in the
-      // memory space, the tile materialized into it.
-      auto alloc = bufferization::AllocTensorOp::create(
-          rewriter, inner.getLoc(), type, ValueRange(), Value(), Value(),
-          workgroup);
-      auto copy = bufferization::MaterializeInDestinationOp::create(
-          rewriter, inner.getLoc(), operandTile, alloc);
-      rewriter.modifyOpInPlace(inner, [&] { operand->set(copy.getResult()); });
-    }
-  }
+  // 4. Promotion.
+  if (s.instruction != sched::Instruction::Gemv &&
+      failed(promoteOperandTiles(rewriter, kernel, inner)))
+    return failure();
   // 5. Warp tiles (tensor cores: mma.sync warps, wgmma warpgroups): the
   //    contraction on the promoted K tiles tiled by [warp_m, warp_n] into an
   //    scf.forall with one iteration per warp (warpgroup), N fastest.
@@ -301,19 +351,7 @@ LogicalResult kb::tileMatmulBody(KernelOp kernel,
   case sched::Instruction::Gemv:
     break;
   }
-
-  // Cleanup: fold what the steps left (full-tile slices, constant bounds),
-  // drop the dead ops and common subexpressions. No canonicalization
-  // patterns: they would fold a single block tile's or K tile's loop away.
-  GreedyRewriteConfig config;
-  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  if (failed(applyPatternsGreedily(
-          kernel.getBody(), FrozenRewritePatternSet(RewritePatternSet(ctx)),
-          config)))
-    return kernel.emitOpError("kopt-tile: the tiled kernel does not settle");
-  DominanceInfo dominance;
-  eliminateCommonSubExpressions(rewriter, dominance, kernel);
-  return success();
+  return settle(rewriter, kernel);
 }
 
 //===----------------------------------------------------------------------===//
@@ -358,53 +396,25 @@ static int64_t constantOr(OpFoldResult ofr) {
   return v ? *v : -1;
 }
 
-FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
-  TiledMatmul t;
-  Block &block = kernel.getBody().front();
+/// The error of a kernel that matchTiledMatmul does not recognize, at `at`.
+static InFlightDiagnostic notTiledForm(Operation *at, const Twine &what) {
+  return at->emitOpError("is not kopt-tile's tiled matmul form: ") << what;
+}
+
+/// matchTiledMatmul's walk up from the contraction to the K loop `kLoop`:
+/// each tile loop between them (scf.for of instruction tiles or FFMA's
+/// rounds, the warps' or threads' scf.forall) carries one accumulator tile
+/// into the loop inside and yields or inserts that loop's result. `inner`
+/// starts as the contraction's result and `accumulator` as its
+/// accumulator's source; they end as the outermost tile loop's. Records the
+/// warp and thread tiles in `t`.
+static LogicalResult matchTileLoops(TiledMatmul &t, scf::ForOp kLoop,
+                                    Value &inner, Value &accumulator) {
   auto fail = [&](Operation *at, const Twine &what) {
-    return at->emitOpError("is not kopt-tile's tiled matmul form: ") << what;
+    return notTiledForm(at, what);
   };
-  Value result = block.getTerminator()->getOperand(0);
-  t.blockTiles = result.getDefiningOp<scf::ForallOp>();
-  if (!t.blockTiles)
-    return fail(kernel, "the kernel does not yield an scf.forall's result");
-  scf::ForallOp forall = t.blockTiles;
-  if (forall.getRank() != 2 ||
-      !llvm::all_of(forall.getMixedLowerBound(),
-                    [](OpFoldResult lb) { return isZeroInteger(lb); }))
-    return fail(forall, "the block tiles are not a 2-D loop from 0");
-  t.M = constantOr(forall.getMixedUpperBound()[0]);
-  t.N = constantOr(forall.getMixedUpperBound()[1]);
-  t.blockM = constantOr(forall.getMixedStep()[0]);
-  t.blockN = constantOr(forall.getMixedStep()[1]);
-  if (t.M <= 0 || t.N <= 0 || t.blockM <= 0 || t.blockN <= 0)
-    return fail(forall, "the block tiles' bounds and steps are not constants");
-  // The K loop and the contraction in it.
-  for (auto loop : forall.getBody()->getOps<scf::ForOp>()) {
-    if (t.kTiles)
-      return fail(loop, "the block tile has more than one K loop");
-    t.kTiles = loop;
-  }
-  if (!t.kTiles)
-    return fail(forall, "the block tile has no K loop");
-  scf::ForOp kLoop = t.kTiles;
-  // The contraction, in the K loop or in the loops that tile it further
-  // (warp tiles, instruction tiles, FFMA's rounds and thread tiles): one
-  // generic, each loop between carrying one accumulator tile.
-  SmallVector<linalg::GenericOp> found;
-  kLoop.getBody()->walk([&](linalg::GenericOp g) { found.push_back(g); });
-  if (found.size() != 1)
-    return fail(kLoop, "the K loop does not hold one contraction");
-  linalg::GenericOp mm = t.contraction = found.front();
-  if (!isContraction(mm) || !isMultiplyAccumulate(mm))
-    return fail(mm, "it is not a contraction (A and B indexed by k and m or "
-                    "n, C by (m, n), a payload acc + a * b)");
-  if (kLoop.getNumRegionIterArgs() != 1)
-    return fail(kLoop, "the K loop does not carry one contraction's "
-                       "accumulator");
-  Value inner = mm.getResult(0);
-  Value accumulator = sliceSource(mm.getDpsInitOperand(0)->get());
-  for (Operation *op = mm->getParentOp(); op != kLoop; op = op->getParentOp()) {
+  for (Operation *op = inner.getDefiningOp()->getParentOp(); op != kLoop;
+       op = op->getParentOp()) {
     // Each loop's accumulator (iter_arg or shared_out) feeds the loop
     // inside, and the loop inside's result is what it yields or inserts.
     Value arg, result;
@@ -460,6 +470,58 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
                                      : cast<scf::ForallOp>(op).getOutputs()[0];
     accumulator = sliceSource(init);
   }
+  return success();
+}
+
+FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
+  TiledMatmul t;
+  Block &block = kernel.getBody().front();
+  auto fail = [&](Operation *at, const Twine &what) {
+    return notTiledForm(at, what);
+  };
+  Value result = block.getTerminator()->getOperand(0);
+  t.blockTiles = result.getDefiningOp<scf::ForallOp>();
+  if (!t.blockTiles)
+    return fail(kernel, "the kernel does not yield an scf.forall's result");
+  scf::ForallOp forall = t.blockTiles;
+  if (forall.getRank() != 2 ||
+      !llvm::all_of(forall.getMixedLowerBound(),
+                    [](OpFoldResult lb) { return isZeroInteger(lb); }))
+    return fail(forall, "the block tiles are not a 2-D loop from 0");
+  t.M = constantOr(forall.getMixedUpperBound()[0]);
+  t.N = constantOr(forall.getMixedUpperBound()[1]);
+  t.blockM = constantOr(forall.getMixedStep()[0]);
+  t.blockN = constantOr(forall.getMixedStep()[1]);
+  if (t.M <= 0 || t.N <= 0 || t.blockM <= 0 || t.blockN <= 0)
+    return fail(forall, "the block tiles' bounds and steps are not constants");
+  // The K loop and the contraction in it.
+  for (auto loop : forall.getBody()->getOps<scf::ForOp>()) {
+    if (t.kTiles)
+      return fail(loop, "the block tile has more than one K loop");
+    t.kTiles = loop;
+  }
+  if (!t.kTiles)
+    return fail(forall, "the block tile has no K loop");
+  scf::ForOp kLoop = t.kTiles;
+  // The contraction, in the K loop or in the loops that tile it further
+  // (warp tiles, instruction tiles, FFMA's rounds and thread tiles): one
+  // generic, each loop between carrying one accumulator tile.
+  SmallVector<linalg::GenericOp> found;
+  kLoop.getBody()->walk([&](linalg::GenericOp g) { found.push_back(g); });
+  if (found.size() != 1)
+    return fail(kLoop, "the K loop does not hold one contraction");
+  linalg::GenericOp mm = t.contraction = found.front();
+  if (!isContraction(mm) || !isMultiplyAccumulate(mm))
+    return fail(mm, "it is not a contraction (A and B indexed by k and m or "
+                    "n, C by (m, n), a payload acc + a * b)");
+  if (kLoop.getNumRegionIterArgs() != 1)
+    return fail(kLoop, "the K loop does not carry one contraction's "
+                       "accumulator");
+  // The loops between the K loop and the contraction.
+  Value inner = mm.getResult(0);
+  Value accumulator = sliceSource(mm.getDpsInitOperand(0)->get());
+  if (failed(matchTileLoops(t, kLoop, inner, accumulator)))
+    return failure();
   if (accumulator != kLoop.getRegionIterArgs()[0] ||
       kLoop.getBody()->getTerminator()->getOperand(0) != inner)
     return fail(kLoop, "the K loop does not carry the contraction's "

@@ -1,20 +1,20 @@
-//===- Tiling.h - matmul block tiles by upstream tiling -------*- C++ -*-===//
-//-*-===//
+//===- Tiling.h - matmul block tiles by upstream tiling ---------*- C++ -*-===//
 //
 // kopt-tile's first step for a matmul kernel: the kernel body (fill(0) + a
 // contraction generic + at most one elementwise epilogue generic, linalg on
 // tensors) is tiled with upstream MLIR's TilingInterface to the schedule's
 // block tiles and K tiles, padded to whole tiles and its operand tiles
-// promoted to shared memory. The matmul builder (Matmul.cpp) then lowers that
+// promoted to shared memory. The matmul builder (Matmul/) then lowers that
 // tiled form (docs/compiler.md, "kopt-tile").
 //
 //===----------------------------------------------------------------------===//
 #ifndef KOPT_LIB_KERNELBUILDERS_TILING_H
 #define KOPT_LIB_KERNELBUILDERS_TILING_H
 
+#include "kopt/Dialect/Kopt/KoptDialect.h"
 #include "kopt/Schedule/Schedule.h"
-#include "kopt/Transforms/KernelBuilders.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace kopt::kb {

@@ -80,15 +80,16 @@ mlir::FailureOr<LaunchConfig> buildKernel(KernelOp kernel, KernelClass kind,
                                           mlir::gpu::GPUFuncOp func,
                                           const schedule::Target &target);
 
-// The builders of each class (lib/KernelBuilders/{Elementwise,Row,Matmul}.cpp).
+// The builders of each class (lib/KernelBuilders/{Elementwise,Row,Pack}.cpp and
+// lib/KernelBuilders/Matmul/Driver.cpp).
 mlir::FailureOr<LaunchConfig> buildElementwiseKernel(KernelOp kernel,
                                                      mlir::gpu::GPUFuncOp func);
 mlir::FailureOr<LaunchConfig> buildRowKernel(KernelOp kernel,
                                              mlir::gpu::GPUFuncOp func);
 mlir::FailureOr<LaunchConfig> buildPackKernel(KernelOp kernel,
                                               mlir::gpu::GPUFuncOp func);
-/// kopt-tile's upstream step for a matmul kernel (lib/KernelBuilders/
-/// Tiling.h): resolves its schedule (the `schedule` attribute, else the
+/// kopt-tile's upstream step for a matmul kernel (lib/KernelBuilders/Matmul/
+/// Driver.cpp, with Tiling.h): resolves its schedule (the `schedule` attribute, else the
 /// default heuristic's), checks it with schedule::validate, records it in the
 /// attribute, and tiles the body with upstream MLIR: tile-and-fuse to block
 /// tiles (scf.forall), zero padding to whole tiles, K tiles (scf.for), the
@@ -105,7 +106,7 @@ mlir::FailureOr<LaunchConfig> buildMatmulKernel(KernelOp kernel,
                                                 const schedule::Target &target);
 
 /// kopt-pipeline's expansion of one kopt.mainloop (lib/KernelBuilders/
-/// Mainloop.cpp): replaces it with the K loop that stages its operand tiles
+/// Mainloop/): replaces it with the K loop that stages its operand tiles
 /// as its schedule says (synchronous loads, a cp.async or TMA ring of
 /// `stages` buffers, a producer warp, a ring across a persistent block's
 /// tiles) and runs its body once per K tile. Fails with a diagnostic at the

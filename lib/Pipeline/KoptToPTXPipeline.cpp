@@ -1,4 +1,12 @@
-//===- Pipeline.cpp - the kopt-to-ptx pipeline ----------------------------===//
+//===- KoptToPTXPipeline.cpp - the --kopt-to-ptx pass pipeline -----------===//
+//
+// Builds and registers the pass pipeline of --kopt-to-ptx
+// (kopt::buildKoptToPTXPipeline, include/kopt/Transforms/Passes.h): from
+// the kopt dialect through fusion, linalg, tiling, pipelining and the GPU
+// lowering to PTX and the launch manifest (docs/compiler.md). Not to be
+// confused with the kopt-pipeline pass (passes/Pipeline.cpp), one step of it.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kopt/Target/PTX.h"
 #include "kopt/Transforms/Passes.h"

@@ -1,0 +1,232 @@
+//===- Driver.cpp - matmul kernels: tiling and the path -------------------===//
+//
+// A matmul kernel: fill(0) + a contraction generic C[m, n] += A[m, k] * B[k, n]
+// (any operand layout; the payload exactly acc + a * b) + an optional
+// elementwise epilogue generic (the rounding to C's type). kopt-tile first
+// tiles it with upstream MLIR (../Tiling.cpp: block tiles by tile-and-fuse,
+// zero padding, K tiles, promotion to shared memory, warp and thread tiles;
+// tileMatmulKernel here resolves and checks the schedule first); the
+// builders of this folder lower that tiled form as the kernel's
+// #kopt.schedule says (docs/schedules.md, docs/compiler.md). This file reads
+// the tiled form back (Contraction), checks it against the schedule, adds
+// the parameters the schedule needs (TensorMaps.cpp) and picks the path:
+//   - Simt.cpp: FFMA (SIMT threads owning chunk x chunk outputs per round,
+//     the payload cloned per multiply-accumulate);
+//   - Gemv.cpp: gemv (lanes splitting K, operands read from global memory);
+//   - MmaSync.cpp: mma.sync m16n8k16 from ldmatrix fragments;
+//   - Wgmma.cpp: wgmma m64nNk16 (k8 for TF32) by warpgroups, optionally a
+//     persistent grid;
+// the tensor-core paths with the K loop as a kopt.mainloop for
+// kopt-pipeline (synchronous, cp.async or TMA stages; ../Mainloop/). All
+// share the grid (Grid.cpp: grouped rasterization, split-K) and the
+// epilogue (Epilogue.cpp: partial tiles stored under masks, in registers,
+// staged through shared memory or by TMA; split-K's reduction).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulBuilder.h"
+
+using namespace mlir;
+using namespace kopt;
+using namespace kopt::kb;
+namespace sched = kopt::schedule;
+
+/// Whether the source matmul allows TF32: kopt-fuse records the matmul's
+/// attributes in the kernel's `source`.
+static bool allowsTf32(KernelOp kernel) {
+  if (DictionaryAttr source = kernel.getSourceAttr())
+    if (auto attrs = source.getAs<DictionaryAttr>("attrs"))
+      if (auto tf32 = attrs.getAs<BoolAttr>("tf32"))
+        return tf32.getValue();
+  return false;
+}
+
+/// The contraction of a kernel that kopt-tile's upstream step has tiled
+/// (Tiling.h): its generics, operands and extents read off the tiled form.
+static FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
+  FailureOr<TiledMatmul> t = matchTiledMatmul(kernel);
+  if (failed(t))
+    return failure();
+  Contraction c;
+  c.mm = t->contraction;
+  c.epilogue = t->epilogue;
+  c.out = io.memrefOf(kernel.getBody().front().getTerminator()->getOperand(0));
+  c.memA = io.memrefOf(t->a);
+  c.memB = io.memrefOf(t->b);
+  if (!c.out || !c.memA || !c.memB)
+    return c.mm.emitOpError(
+        "matmul operands and result must be kernel arguments");
+  c.M = t->M;
+  c.N = t->N;
+  c.K = t->K;
+  c.mapA = c.mm.getMatchingIndexingMap(c.mm.getDpsInputOperand(0));
+  c.mapB = c.mm.getMatchingIndexingMap(c.mm.getDpsInputOperand(1));
+  c.tf32 = allowsTf32(kernel);
+  c.tiles = *t;
+  return c;
+}
+
+sched::MatmulWorkload kb::workloadOf(int64_t m, int64_t n, int64_t k, Type a,
+                                     Type b, Type c, AffineMap mapA,
+                                     AffineMap mapB, bool tf32) {
+  auto dtype = [](Type t) {
+    Type elt = getElementTypeOrSelf(t);
+    return elt.isF16()    ? sched::DType::F16
+           : elt.isBF16() ? sched::DType::BF16
+                          : sched::DType::F32;
+  };
+  sched::MatmulWorkload w;
+  w.m = m, w.n = n, w.k = k;
+  w.a = dtype(a);
+  w.b = dtype(b);
+  w.c = dtype(c);
+  w.aKContiguous = kContiguous(mapA);
+  w.bKContiguous = kContiguous(mapB);
+  w.tf32 = tf32;
+  return w;
+}
+
+sched::MatmulWorkload kb::workloadOf(const Contraction &c) {
+  return workloadOf(c.M, c.N, c.K, c.memA.getType(), c.memB.getType(),
+                    c.out.getType(), c.mapA, c.mapB, c.tf32);
+}
+
+/// The first op of `a`, in pre-order, whose name, attributes, operand or
+/// result types or region count differ from those of its counterpart in `b`
+/// (null when there is none, or when only values differ).
+static Operation *firstDifference(Operation *a, Operation *b) {
+  SmallVector<Operation *> as, bs;
+  a->walk<WalkOrder::PreOrder>([&](Operation *op) { as.push_back(op); });
+  b->walk<WalkOrder::PreOrder>([&](Operation *op) { bs.push_back(op); });
+  for (size_t i = 0; i < as.size(); ++i) {
+    if (i >= bs.size())
+      return as[i];
+    Operation *x = as[i], *y = bs[i];
+    if (x->getName() != y->getName() ||
+        x->getAttrDictionary() != y->getAttrDictionary() ||
+        x->getOperandTypes() != y->getOperandTypes() ||
+        x->getResultTypes() != y->getResultTypes() ||
+        x->getNumRegions() != y->getNumRegions())
+      return x;
+  }
+  return nullptr;
+}
+
+LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
+                                     const sched::Target &target) {
+  // A kernel tiled before (tiling-only's output, parsed back): accepted
+  // only when it is exactly what tiling its untiled body for its schedule
+  // gives, so that the builder never lowers a hand-edited tiled form.
+  if (isTiledMatmul(kernel)) {
+    if (!kernel.getScheduleAttr())
+      return kernel.emitOpError("is tiled but has no schedule attribute");
+    OpBuilder b(kernel);
+    auto fresh = cast<KernelOp>(b.clone(*kernel));
+    bool rebuilt = succeeded(untileMatmulBody(fresh)) &&
+                   succeeded(tileMatmulKernel(fresh, target));
+    bool same =
+        rebuilt && OperationEquivalence::isEquivalentTo(
+                       kernel, fresh, OperationEquivalence::IgnoreLocations);
+    Operation *differs =
+        rebuilt && !same ? firstDifference(kernel, fresh) : nullptr;
+    if (!same) {
+      InFlightDiagnostic diag = kernel.emitOpError(
+          "is tiled, but not as kopt-tile tiles it for its schedule (the "
+          "tiled form is for reading: build from the untiled kernel)");
+      if (differs)
+        diag.attachNote(differs->getLoc())
+            << "the first op that differs from kopt-tile's tiling: '"
+            << differs->getName() << "'";
+    }
+    fresh.erase();
+    return success(same);
+  }
+  FailureOr<MatmulBody> body = matchMatmulBody(kernel);
+  if (failed(body))
+    return failure();
+  linalg::GenericOp mm = body->contraction;
+  SmallVector<int64_t> loops = mm.getStaticLoopRanges();
+  Value result = body->epilogue ? body->epilogue.getResult(0) : mm.getResult(0);
+  AffineMap mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
+  AffineMap mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
+  sched::MatmulWorkload w = workloadOf(
+      loops[0], loops[1], loops[2], mm.getDpsInputOperand(0)->get().getType(),
+      mm.getDpsInputOperand(1)->get().getType(), result.getType(), mapA, mapB,
+      allowsTf32(kernel));
+  // kopt-select-schedule attaches the schedule; without it, the default.
+  sched::MatmulSchedule s = sched::defaultSchedule(w, target);
+  if (ScheduleAttr attr = kernel.getScheduleAttr())
+    s = attr.getSchedule();
+  if (std::optional<std::string> reason = sched::validate(s, w, target))
+    return kernel.emitOpError("schedule is invalid for ")
+           << w.key(target.chip) << ": " << *reason;
+  // The launch (and the manifest) record the schedule the kernel was built
+  // with.
+  kernel.setScheduleAttr(ScheduleAttr::get(kernel.getContext(), s));
+  return tileMatmulBody(kernel, s);
+}
+
+/// The tiles the builder lowers are the schedule's: fails with an error at
+/// `kernel` when the tiled form `c` was read from is tiled otherwise.
+static LogicalResult checkTiles(KernelOp kernel, const Contraction &c,
+                                const sched::MatmulSchedule &s,
+                                ScheduleAttr attr) {
+  const TiledMatmul &t = c.tiles;
+  bool warps = hasWarpTiles(s);
+  if (t.blockM != s.blockM || t.blockN != s.blockN || t.kTile != kTileOf(s) ||
+      t.promoted != (s.instruction != sched::Instruction::Gemv) ||
+      t.warpM != (warps ? s.warpM : 0) || t.warpN != (warps ? s.warpN : 0) ||
+      t.innerTile != instructionTile(s, elementBytesOf(t.contraction)) ||
+      (t.threadTiles != nullptr) !=
+          (s.instruction == sched::Instruction::FFMA)) {
+    InFlightDiagnostic diag = kernel.emitOpError("is tiled ")
+                              << t.blockM << " x " << t.blockN << " x "
+                              << t.kTile;
+    if (t.warpTiles)
+      diag << " (warp tiles " << t.warpM << " x " << t.warpN << ")";
+    diag << " with innermost tiles " << t.innerTile[0] << " x "
+         << t.innerTile[1] << " x " << t.innerTile[2];
+    diag << (t.promoted ? ", promoted" : "")
+         << ", not as its schedule says: " << attr;
+    return diag;
+  }
+  return success();
+}
+
+FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
+                                                gpu::GPUFuncOp func,
+                                                const sched::Target &target) {
+  // kopt-tile's upstream step first (a no-op when `tiling-only` ran it).
+  if (failed(tileMatmulKernel(kernel, target)))
+    return failure();
+  KernelIO io(kernel, func);
+  FailureOr<Contraction> c = analyze(kernel, io);
+  if (failed(c))
+    return failure();
+  sched::MatmulWorkload w = workloadOf(*c);
+  ScheduleAttr attr = kernel.getScheduleAttr();
+  if (!attr)
+    return kernel.emitOpError("is tiled but has no schedule attribute");
+  sched::MatmulSchedule s = attr.getSchedule();
+  if (std::optional<std::string> reason = sched::validate(s, w, target))
+    return kernel.emitOpError("schedule is invalid for ")
+           << w.key(target.chip) << ": " << *reason;
+  if (failed(checkTiles(kernel, *c, s, attr)))
+    return failure();
+  // The split-K workspace and the tensor maps follow the results.
+  FailureOr<ExtraParameters> params =
+      addExtraParameters(kernel, func, s, w, *c);
+  if (failed(params))
+    return failure();
+  FailureOr<LaunchConfig> cfg =
+      s.instruction == sched::Instruction::Wgmma
+          ? buildWgmma(*c, func, s, sched::persistentGridBlocks(s, w, target))
+      : s.instruction == sched::Instruction::MmaSync ? buildMma(*c, func, s)
+      : s.instruction == sched::Instruction::Gemv    ? buildGemv(*c, func, s)
+                                                     : buildSimt(*c, func, s);
+  if (succeeded(cfg)) {
+    cfg->workspaceElements = params->workspaceElements;
+    cfg->tensorMaps = std::move(params->tensorMaps);
+  }
+  return cfg;
+}
