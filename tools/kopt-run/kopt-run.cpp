@@ -18,11 +18,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Check.h"
 #include "kopt/Runtime/Float16.h"
 #include "kopt/Runtime/Inputs.h"
-#include "kopt/Runtime/Manifest.h"
 #include "kopt/Runtime/Reference.h"
 #include "kopt/Runtime/Runtime.h"
 
@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -271,23 +272,25 @@ Runner::matmulReference(const KernelSpec &kernel,
       return c.status();
     cublas = c.take();
   }
-  const TensorSpec &a = *kernel.findParam("a");
-  const TensorSpec &result = *kernel.findParam("result");
+  // The kernel's graph is one matmul of two parameters (see run()).
+  const OpSpec &op = kernel.ops.front();
+  const TensorSpec &a = *kernel.findParam(*op.operand("a"));
+  const TensorSpec &result = *kernel.findParam(op.result);
   int64_t m = result.shape[0], n = result.shape[1];
-  int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
+  int64_t k = op.attrs.transposeA ? a.shape[0] : a.shape[1];
   DevicePtr aPtr = 0, bPtr = 0;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
-    if (kernel.params[i].name == "a")
+    if (kernel.params[i].name == *op.operand("a"))
       aPtr = pointers[i];
-    if (kernel.params[i].name == "b")
+    if (kernel.params[i].name == *op.operand("b"))
       bPtr = pointers[i];
   }
   Expected<DeviceBuffer> refBuf = ctx.allocate(m * n * 4);
   if (!refBuf.ok())
     return refBuf.status();
-  KOPT_RETURN_IF_ERROR(cublas->gemmRowMajorF32(
-      m, n, k, kernel.attrs.transposeA, kernel.attrs.transposeB, a.dtype, aPtr,
-      bPtr, refBuf->get(), stream));
+  KOPT_RETURN_IF_ERROR(
+      cublas->gemmRowMajorF32(m, n, k, op.attrs.transposeA, op.attrs.transposeB,
+                              a.dtype, aPtr, bPtr, refBuf->get(), stream));
   KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("cuBLAS reference"));
   std::vector<float> host(static_cast<size_t>(m * n));
   KOPT_RETURN_IF_ERROR(ctx.copyToHost(host.data(), refBuf->get(), m * n * 4));
@@ -300,9 +303,12 @@ Runner::matmulReference(const KernelSpec &kernel,
 Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   passed = true;
   out["name"] = kernel.name;
-  out["op"] = opName(kernel.op);
+  // "op": the op, or the chain "matmul+add+gelu"; "attrs": a single op's.
+  out["op"] = kernel.opsName();
   out["class"] = kernelClassName(kernel.cls);
-  out["attrs"] = ojson::parse(kernel.attrsJson, nullptr, false);
+  if (const OpSpec *op = kernel.singleOp())
+    out["attrs"] = ojson::parse(writeOpAttrs(*op), nullptr, false);
+  out["ops"] = ojson::parse(writeOps(kernel), nullptr, false);
   ojson params = ojson::array();
   for (const TensorSpec &p : kernel.params)
     params.push_back({{"name", p.name},
@@ -382,44 +388,73 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("first launch of '" +
                                                            kernel.name + "'"));
 
-  // Only "result" is an output in manifest version 1.
-  size_t resultIndex = 0;
+  // Every output parameter is checked against the reference of the kernel's
+  // ops graph: cuBLAS when the graph is one matmul of two parameters, else
+  // the CPU evaluation of the whole graph in float64 (Reference.h).
+  std::vector<size_t> outputIndices;
   for (size_t i = 0; i < kernel.params.size(); ++i)
-    if (kernel.params[i].name == "result")
-      resultIndex = i;
-  const TensorSpec &result = kernel.params[resultIndex];
-  std::vector<uint8_t> firstOutput;
-  HostTensor ref;
-  // By the result's dtype; a matmul with tf32 gets f16's (Check.h), while
+    if (kernel.params[i].role == Role::Output)
+      outputIndices.push_back(i);
+  std::vector<std::vector<uint8_t>> firstOutputs(outputIndices.size());
+  std::vector<HostTensor> refs(outputIndices.size());
+  // By the output's dtype; a matmul with tf32 gets f16's (Check.h), while
   // its reference below stays the exact f32 product (cuBLAS with
   // CUBLAS_COMPUTE_32F in the default math mode does not use TF32).
   Tolerance tolerance = toleranceFor(kernel);
-  const char *referenceName =
-      kernel.op == OpKind::Matmul ? "cublas-gemmex-f32" : "cpu-float64";
+  const OpSpec *single = kernel.singleOp();
+  bool useCublas = single && single->kind == OpKind::Matmul &&
+                   kernel.findParam(*single->operand("a")) &&
+                   kernel.findParam(*single->operand("b"));
+  const char *referenceName = useCublas ? "cublas-gemmex-f32" : "cpu-float64";
+  // The check of output `o` (an index into outputIndices) of `data`.
+  auto checkOne = [&](size_t o, const std::vector<uint8_t> &data) {
+    const TensorSpec &p = kernel.params[outputIndices[o]];
+    return checkOutput(data.data(), p.dtype, refs[o].data.data(),
+                       p.numElements(), tolerance);
+  };
   if (opts.check) {
-    firstOutput.resize(static_cast<size_t>(result.numBytes()));
-    KOPT_RETURN_IF_ERROR(ctx.copyToHost(
-        firstOutput.data(), pointers[resultIndex], result.numBytes()));
-    if (kernel.op == OpKind::Matmul) {
+    for (size_t o = 0; o < outputIndices.size(); ++o) {
+      const TensorSpec &p = kernel.params[outputIndices[o]];
+      firstOutputs[o].resize(static_cast<size_t>(p.numBytes()));
+      KOPT_RETURN_IF_ERROR(ctx.copyToHost(
+          firstOutputs[o].data(), pointers[outputIndices[o]], p.numBytes()));
+    }
+    if (useCublas) {
       Expected<HostTensor> r = matmulReference(kernel, pointers);
       if (!r.ok())
         return r.status();
-      ref = r.take();
+      refs.front() = r.take();
     } else {
       std::map<std::string, const HostTensor *> views;
       for (const auto &entry : inputs)
         views[entry.first] = &entry.second;
-      Expected<HostTensor> r = ref::compute(kernel, views);
+      Expected<std::map<std::string, HostTensor>> r =
+          ref::evaluate(kernel, views);
       if (!r.ok())
         return r.status();
-      ref = r.take();
+      for (size_t o = 0; o < outputIndices.size(); ++o)
+        refs[o] = std::move((*r)[kernel.params[outputIndices[o]].name]);
     }
     inputs.clear(); // free host memory before timing
-    CheckResult c =
-        checkOutput(firstOutput.data(), result.dtype, ref.data.data(),
-                    result.numElements(), tolerance);
-    passed = c.passed;
-    out["check"] = checkJson(c, referenceName);
+    // "check" is the first failing output's (or the first output's); with
+    // several outputs "outputs" has each one's.
+    ojson perOutput = ojson::object();
+    std::optional<size_t> shown;
+    for (size_t o = 0; o < outputIndices.size(); ++o) {
+      CheckResult c = checkOne(o, firstOutputs[o]);
+      perOutput[kernel.params[outputIndices[o]].name] =
+          checkJson(c, referenceName);
+      if (!c.passed && passed) {
+        passed = false;
+        shown = o;
+      }
+    }
+    if (!outputIndices.empty()) {
+      out["check"] =
+          perOutput[kernel.params[outputIndices[shown.value_or(0)]].name];
+      if (outputIndices.size() > 1)
+        out["check"]["outputs"] = perOutput;
+    }
   }
   inputs.clear();
 
@@ -470,37 +505,52 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
                    {"warmup", opts.warmup},
                    {"l2_flush_bytes", kL2FlushBytes}};
     out["gbps"] = s.medianMs > 0 ? double(bytes) / (s.medianMs * 1e6) : 0.0;
-    if (kernel.op == OpKind::Matmul) {
-      const TensorSpec &a = *kernel.findParam("a");
-      int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
-      int64_t flops = 2 * result.shape[0] * result.shape[1] * k;
+    if (const OpSpec *mm = kernel.findOp(OpKind::Matmul)) {
+      // The matmul's flops (2 M N K); an epilogue's are not counted.
+      const TensorSpec &a = *kernel.findValue(*mm->operand("a"));
+      const TensorSpec &c = *kernel.findValue(mm->result);
+      int64_t k = mm->attrs.transposeA ? a.shape[0] : a.shape[1];
+      int64_t flops = 2 * c.shape[0] * c.shape[1] * k;
       out["flops"] = flops;
       out["gflops"] = s.medianMs > 0 ? double(flops) / (s.medianMs * 1e6) : 0.0;
     }
 
     // The output after the timed runs should still pass: a change beyond
     // rounding points at a race.
-    if (opts.check) {
-      std::vector<uint8_t> last(firstOutput.size());
-      KOPT_RETURN_IF_ERROR(ctx.copyToHost(last.data(), pointers[resultIndex],
-                                          result.numBytes()));
+    if (opts.check && !outputIndices.empty()) {
       ojson after;
-      after["identical"] = last == firstOutput;
-      if (last != firstOutput) {
-        CheckResult c = checkOutput(last.data(), result.dtype, ref.data.data(),
-                                    result.numElements(), tolerance);
-        after["passed"] = c.passed;
-        after["rel_err"] = c.relErr;
-        after["reason"] = c.reason;
-        if (!c.passed) {
+      bool identical = true;
+      for (size_t o = 0; o < outputIndices.size(); ++o) {
+        const TensorSpec &p = kernel.params[outputIndices[o]];
+        std::vector<uint8_t> last(firstOutputs[o].size());
+        KOPT_RETURN_IF_ERROR(ctx.copyToHost(
+            last.data(), pointers[outputIndices[o]], p.numBytes()));
+        if (last == firstOutputs[o])
+          continue;
+        identical = false;
+        CheckResult c = checkOne(o, last);
+        if (after.is_null() || (!c.passed && after["passed"] == true)) {
+          after["passed"] = c.passed;
+          after["rel_err"] = c.relErr;
+          after["reason"] = c.reason;
+          if (outputIndices.size() > 1)
+            after["output"] = p.name;
+        }
+        if (!c.passed && passed) {
           passed = false;
           out["check"]["passed"] = false;
           out["check"]["reason"] = "after the timed runs: " + c.reason;
         }
-      } else {
-        after["passed"] = out["check"]["passed"];
       }
-      out["check"]["after_timing"] = after;
+      ojson record;
+      record["identical"] = identical;
+      if (identical) {
+        record["passed"] = out["check"]["passed"];
+      } else {
+        for (auto it = after.begin(); it != after.end(); ++it)
+          record[it.key()] = it.value();
+      }
+      out["check"]["after_timing"] = record;
     }
   }
   return Status::success();
