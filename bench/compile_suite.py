@@ -62,8 +62,8 @@ def check_manifest(p, manifest, ptx_text):
     """Returns None when the manifest matches the suite problem and the PTX, else
     what differs. Launches bind `params` only; a kernel's `tensor_maps` (TMA, extra
     parameters after them) must be well-formed."""
-    if manifest.get("kopt_manifest_version") != 1:
-        return "not a manifest of version 1"
+    if manifest.get("kopt_manifest_version") != 2:
+        return "not a manifest of version 2"
     fns = [f for f in manifest.get("functions", []) if f.get("name") == p["name"]]
     if len(fns) != 1:
         return f"no function named {p['name']} in the manifest"

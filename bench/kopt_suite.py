@@ -700,6 +700,19 @@ def _json_int(x, at):
     return x
 
 
+def kernel_ops(kernel):
+    """The op kinds of a manifest (version 2) kernel's `ops`, in order."""
+    ops = kernel.get("ops") if isinstance(kernel, dict) else None
+    if not isinstance(ops, list):
+        return []
+    return [o.get("op") for o in ops if isinstance(o, dict)]
+
+
+def kernel_op_name(kernel):
+    """"matmul", or a chain's kinds joined by '+' (as KernelSpec::opsName)."""
+    return "+".join(str(k) for k in kernel_ops(kernel))
+
+
 def tensor_map_entries(kernel):
     """The kernel's `tensor_maps` as written ([] when absent; anything else, null
     included, as it is: tensor_map_encode_args rejects what is not an array)."""
@@ -913,9 +926,9 @@ def check_tensor_map_schedule(kernel, where="kernel"):
     maps = tensor_map_entries(kernel)
     n = len(maps)
     at = f"{where}.tensor_maps"
-    if kernel.get("op") != "matmul":
+    if "matmul" not in kernel_ops(kernel):
         if n:
-            raise ManifestError(f"{at}: op {kernel.get('op')} takes no tensor maps (only a "
+            raise ManifestError(f"{at}: op {kernel_op_name(kernel)} takes no tensor maps (only a "
                                 f"matmul whose schedule.copy is 'tma' or schedule.tma_store true has them), got {n}")
         return
     if "schedule" not in kernel:

@@ -682,7 +682,7 @@ class Worker:
                 funcs[k["name"]] = self.loader.function(mod, k["name"],
                                                         int(k.get("dynamic_shared_bytes", 0)),
                                                         kernel=k)
-                info.append({"name": k["name"], "op": k.get("op"), "class": k.get("class"),
+                info.append({"name": k["name"], "op": ks.kernel_op_name(k), "class": k.get("class"),
                              "grid": k["grid"], "block": k["block"],
                              "dynamic_shared_bytes": k.get("dynamic_shared_bytes", 0),
                              **self.loader.attributes(funcs[k["name"]])})

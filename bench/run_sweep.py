@@ -229,8 +229,8 @@ def check_kernel_manifest(p, kentry, manifest, ptx_text):
     shapes (and a split-K workspace), its tensor_maps, if any, are well-formed, its
     launch dimensions are sane and it is an .entry of the PTX."""
     warnings = []
-    if not isinstance(manifest, dict) or manifest.get("kopt_manifest_version") != 1:
-        return "not a launch manifest of version 1", warnings
+    if not isinstance(manifest, dict) or manifest.get("kopt_manifest_version") != 2:
+        return "not a launch manifest of version 2", warnings
     kernels = manifest.get("kernels")
     if not isinstance(kernels, list) or len(kernels) != 1:
         n = len(kernels) if isinstance(kernels, list) else 0
@@ -239,10 +239,12 @@ def check_kernel_manifest(p, kentry, manifest, ptx_text):
     if not isinstance(k, dict) or not isinstance(k.get("name"), str):
         return "the kernel has no name", warnings
     name = k["name"]
-    if k.get("class", "matmul") != "matmul" or k.get("op", "matmul") != "matmul":
-        return f"{name} is a {k.get('class')} kernel computing {k.get('op')}, not a matmul", \
+    ops = k.get("ops") if isinstance(k.get("ops"), list) else []
+    kinds = "+".join(str(o.get("op")) for o in ops if isinstance(o, dict))
+    if k.get("class", "matmul") != "matmul" or kinds != "matmul":
+        return f"{name} is a {k.get('class')} kernel computing {kinds}, not a matmul", \
             warnings
-    attrs = k.get("attrs") or {}
+    attrs = ops[0].get("attrs") or {}
     for key in ("transpose_a", "transpose_b", "tf32"):
         if bool(attrs.get(key, False)) != bool(p.get(key, False)):
             return f"{name}: {key} is {bool(attrs.get(key, False))}, the problem's " \

@@ -356,7 +356,7 @@ class Manifest(unittest.TestCase):
                     [{"op": "exp", "args": ["x"], "out": "y"}, {"op": "neg", "args": ["y"],
                                                                "out": "z"}], ["z"])
         p["name"] = "t"
-        m = {"kopt_manifest_version": 1,
+        m = {"kopt_manifest_version": 2,
              "kernels": [{"name": "exp_0", "params": [{}, {}]},
                          {"name": "neg_0", "params": [{}, {}]}],
              "functions": [{"name": "t",
@@ -398,8 +398,10 @@ def tma_kernel(a_shape=(256, 1024), b_shape=(512, 1024), dtype="bf16", split_k=F
                "shape": [a_shape[0], b_shape[0]]}]
     if split_k:
         params.append(dict(WORKSPACE))
-    return {"name": "matmul_0", "class": "matmul", "op": "matmul",
-            "attrs": {"transpose_b": True}, "params": params,
+    return {"name": "matmul_0", "class": "matmul",
+            "ops": [{"op": "matmul", "attrs": {"transpose_b": True},
+                     "operands": {"a": "a", "b": "b"}, "result": "result"}],
+            "params": params,
             "tensor_maps": maps if maps is not None else [
                 {"tensor": "a", "box": [64, 128], "swizzle": 128},
                 {"tensor": "b", "box": [64, 256], "swizzle": 128}],
@@ -574,7 +576,7 @@ class TensorMaps(unittest.TestCase):
                      {"name": "w", "shape": [512, 1024], "dtype": "bf16"}],
                     [{"op": "matmul", "args": ["x", "w"], "attrs": {"transpose_b": True},
                       "out": "y"}], ["y"])
-        m = {"kopt_manifest_version": 1, "kernels": [tma_kernel()],
+        m = {"kopt_manifest_version": 2, "kernels": [tma_kernel()],
              "functions": [{"name": "t",
                             "args": [{"name": "arg0", "role": "input", "dtype": "bf16",
                                       "shape": [256, 1024]},
@@ -608,8 +610,10 @@ def sched_kernel(dtype="bf16", b_shape=(256, 64), transpose_b=True, **sched):
     the same kernel as the C++ ManifestTest's withTma()."""
     row = 128 // ks.DTYPE_BYTES[dtype]
     n = b_shape[0] if transpose_b else b_shape[1]
-    return {"name": "matmul_0", "class": "matmul", "op": "matmul",
-            "attrs": {"transpose_a": False, "transpose_b": transpose_b},
+    return {"name": "matmul_0", "class": "matmul",
+            "ops": [{"op": "matmul",
+                     "attrs": {"transpose_a": False, "transpose_b": transpose_b},
+                     "operands": {"a": "a", "b": "b"}, "result": "result"}],
             "params": [{"name": "a", "role": "input", "dtype": dtype, "shape": [128, 64]},
                        {"name": "b", "role": "input", "dtype": dtype, "shape": list(b_shape)},
                        {"name": "result", "role": "output", "dtype": "f32",
@@ -624,7 +628,7 @@ def sched_manifest(kernel):
     """A whole manifest around `kernel` (for kopt-run's parser)."""
     args = [{"name": f"arg{i}", "role": p["role"], "dtype": p["dtype"], "shape": p["shape"]}
             for i, p in enumerate(kernel["params"]) if p["role"] != "workspace"]
-    return {"kopt_manifest_version": 1, "chip": "sm_90a", "ptx": "t.ptx",
+    return {"kopt_manifest_version": 2, "chip": "sm_90a", "ptx": "t.ptx",
             "kernels": [kernel],
             "functions": [{"name": "f", "args": args, "buffers": [], "launches": [
                 {"kernel": kernel["name"],
@@ -652,7 +656,7 @@ def _swap_maps(k):
 
 
 def _transpose_b_nk(k):
-    k["attrs"]["transpose_b"] = False
+    k["ops"][0]["attrs"]["transpose_b"] = False
     k["params"][1]["shape"] = [64, 256]
 
 
@@ -717,8 +721,9 @@ STORE_COUNT = ("schedule.copy is 'tma' and schedule.tma_store is true, which tak
 STORE_ONLY_COUNT = ("schedule.copy is 'cp_async' and schedule.tma_store is true, which take "
                     "1 tensor map (of the output), got ")
 TMA_COUNT = "schedule.copy is 'tma', which takes 2 tensor maps (of 'a', then 'b'), got "
-GELU = {"name": "gelu_3", "class": "elementwise", "op": "gelu",
-        "attrs": {"approximate": "tanh"},
+GELU = {"name": "gelu_3", "class": "elementwise",
+        "ops": [{"op": "gelu", "attrs": {"approximate": "tanh"},
+                 "operands": {"input": "input"}, "result": "result"}],
         "params": [{"name": "input", "role": "input", "dtype": "f16", "shape": [8]},
                    {"name": "result", "role": "output", "dtype": "f16", "shape": [8]}],
         "tensor_maps": [{"tensor": "input", "box": [8], "swizzle": 0}],

@@ -57,19 +57,21 @@ SCHED = {"instruction": "mma_sync", "copy": "cp_async", "block_m": 128, "block_n
 def manifest(p, name="matmul_0", ptx="k.ptx", schedule=None, smem=0):
     """A launch manifest as kopt-opt writes it for a kopt.matmul (docs/manifest.md)."""
     a, b, c = rs.operand_shapes(rs.normalize_problem(p))
-    k = {"name": name, "class": "matmul", "op": "matmul",
-         "attrs": {"transpose_a": p.get("transpose_a", False),
-                   "transpose_b": p.get("transpose_b", False)},
+    k = {"name": name, "class": "matmul",
+         "ops": [{"op": "matmul",
+                  "attrs": {"transpose_a": p.get("transpose_a", False),
+                            "transpose_b": p.get("transpose_b", False)},
+                  "operands": {"a": "a", "b": "b"}, "result": "result"}],
          "params": [{"name": "a", "role": "input", "dtype": p["dtype"], "shape": a},
                     {"name": "b", "role": "input", "dtype": p["dtype"], "shape": b},
                     {"name": "result", "role": "output", "dtype": p["out_dtype"], "shape": c}],
          "grid": [(p["m"] + 127) // 128 * ((p["n"] + 127) // 128), 1, 1],
          "block": [256, 1, 1], "dynamic_shared_bytes": smem}
     if p.get("tf32"):
-        k["attrs"]["tf32"] = True
+        k["ops"][0]["attrs"]["tf32"] = True
     if schedule is not None:
         k["schedule"] = schedule
-    return {"kopt_manifest_version": 1, "chip": "sm_90a", "ptx": ptx, "kernels": [k],
+    return {"kopt_manifest_version": 2, "chip": "sm_90a", "ptx": ptx, "kernels": [k],
             "functions": [{"name": "gemm", "args": [
                 {"name": "arg0", "role": "input", "dtype": p["dtype"], "shape": a},
                 {"name": "arg1", "role": "input", "dtype": p["dtype"], "shape": b},
@@ -219,10 +221,12 @@ class ManifestChecks(unittest.TestCase):
         def param(i, **kw):
             return lambda m: m["kernels"][0]["params"][i].update(kw)
         cases = [
-            (lambda m: m.update(kopt_manifest_version=2), "version 1"),
+            (lambda m: m.update(kopt_manifest_version=1), "version 2"),
             (two, "2 kernels, not 1"),
-            (lambda m: m["kernels"][0].update(op="softmax", **{"class": "row"}), "not a matmul"),
-            (lambda m: m["kernels"][0]["attrs"].update(transpose_b=False), "transpose_b"),
+            (lambda m: (m["kernels"][0]["ops"][0].update(op="softmax"),
+                        m["kernels"][0].update(**{"class": "row"})), "not a matmul"),
+            (lambda m: m["kernels"][0]["ops"][0]["attrs"].update(transpose_b=False),
+             "transpose_b"),
             (lambda m: m["kernels"][0]["params"].pop(), "2 parameters"),
             (param(0, shape=[256, 64]), "parameter a"),
             (param(1, dtype="f16"), "parameter b"),
@@ -904,7 +908,9 @@ attrs = {"transpose_a": "transpose_a" in flags, "transpose_b": "transpose_b" in 
 if "tf32" in flags:
     attrs["tf32"] = True
 t = lambda n, r, d, s: {"name": n, "role": r, "dtype": d, "shape": [int(x) for x in s]}
-k = {"name": "matmul_0", "class": "matmul", "op": "matmul", "attrs": attrs,
+k = {"name": "matmul_0", "class": "matmul",
+     "ops": [{"op": "matmul", "attrs": attrs, "operands": {"a": "a", "b": "b"},
+              "result": "result"}],
      "params": [t("a", "input", dt, (a0, a1)), t("b", "input", dt, (b0, b1)),
                 t("result", "output", odt, (c0, c1))],
      "grid": [1, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0,
@@ -924,7 +930,7 @@ if sched.get("tma_store"):  # the output's map, last: S bytes of N x block_m row
 with open(out, "w") as f:
     f.write(".visible .entry matmul_0(\\n)\\n")
 with open(out[:-4] + ".json", "w") as f:
-    json.dump({"kopt_manifest_version": 1, "chip": "sm_90a",
+    json.dump({"kopt_manifest_version": 2, "chip": "sm_90a",
                "ptx": os.path.basename(out), "kernels": [k], "functions": []}, f)
 """
 
@@ -1149,15 +1155,15 @@ class Tf32Checks(unittest.TestCase):
         k = {"file": "p/k.ptx", "manifest": "p/k.json", "schedule": SCHED, "tags": ["tf32"]}
         p = rs.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
         m = manifest(p, ptx="k.ptx", schedule=SCHED)
-        self.assertEqual(m["kernels"][0]["attrs"]["tf32"], True)
+        self.assertEqual(m["kernels"][0]["ops"][0]["attrs"]["tf32"], True)
         self.assertEqual(rs.check_kernel_manifest(p, k, m, PTX), (None, []))
         # A kernel built without tf32 for a tf32 problem, and the reverse.
-        del m["kernels"][0]["attrs"]["tf32"]
+        del m["kernels"][0]["ops"][0]["attrs"]["tf32"]
         err, _ = rs.check_kernel_manifest(p, k, m, PTX)
         self.assertIn("tf32 is False, the problem's True", err)
         q = rs.normalize_problem(gemm("x", dtype="f32", kernels=[]))
         m = manifest(q, ptx="k.ptx", schedule=SCHED)
-        m["kernels"][0]["attrs"]["tf32"] = True
+        m["kernels"][0]["ops"][0]["attrs"]["tf32"] = True
         err, _ = rs.check_kernel_manifest(q, k, m, PTX)
         self.assertIn("tf32 is True, the problem's False", err)
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Dialect/Kopt/KoptDialect.h"
+#include "kopt/Manifest/Manifest.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -191,8 +192,9 @@ static LogicalResult verifyNormParam(Operation *op, Value input, Value param,
 static LogicalResult verifyNormInput(Operation *op, Value input, float eps) {
   if (tensorType(input).getRank() < 1)
     return op->emitOpError("expects an input of rank 1 or more");
-  if (!(eps >= 0.0f) || std::isinf(eps))
-    return op->emitOpError("eps must be finite and non-negative, got ") << eps;
+  // The launch manifest's rule, stated once (kopt/Manifest/Manifest.h).
+  if (std::optional<std::string> error = kopt::manifest::epsError(eps))
+    return op->emitOpError(*error);
   return success();
 }
 

@@ -9,7 +9,7 @@
 
 #include "Internal.h"
 
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/Runtime.h"
 #include "kopt/Runtime/Workspace.h"
 

@@ -28,9 +28,13 @@ Tolerance toleranceFor(DType outputDtype) {
 }
 
 Tolerance toleranceFor(const KernelSpec &kernel) {
-  const TensorSpec *result = kernel.findParam("result");
+  const TensorSpec *result = nullptr;
+  for (const TensorSpec &p : kernel.params)
+    if (!result && p.role == Role::Output)
+      result = &p;
   Tolerance t = toleranceFor(result ? result->dtype : DType::F32);
-  if (kernel.op == OpKind::Matmul && kernel.attrs.tf32) {
+  const OpSpec *matmul = kernel.findOp(OpKind::Matmul);
+  if (matmul && matmul->attrs.tf32) {
     // The tolerance above follows the output dtype, and so gives f32's 1e-5
     // to a matmul with f32 output from f16 or bf16 inputs: its cuBLAS
     // reference reads the same rounded inputs as the kernel, so the two differ

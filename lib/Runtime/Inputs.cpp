@@ -39,14 +39,22 @@ std::string InputDistribution::describe() const {
 InputDistribution inputDistribution(const KernelSpec &kernel,
                                     const TensorSpec &param) {
   InputDistribution d;
-  if ((kernel.op == OpKind::Sqrt || kernel.op == OpKind::Rsqrt) &&
-      param.name == "input") {
-    d.low = 0.1;
-    d.high = 4.0;
-  } else if (kernel.op == OpKind::Div && param.name == "rhs") {
-    d.low = 0.5;
-    d.high = 2.0;
-    d.randomSign = true;
+  // By the ops that read the parameter directly (the first such op decides).
+  for (const OpSpec &op : kernel.ops) {
+    const std::string *input = op.operand("input");
+    const std::string *rhs = op.operand("rhs");
+    if ((op.kind == OpKind::Sqrt || op.kind == OpKind::Rsqrt) && input &&
+        *input == param.name) {
+      d.low = 0.1;
+      d.high = 4.0;
+      return d;
+    }
+    if (op.kind == OpKind::Div && rhs && *rhs == param.name) {
+      d.low = 0.5;
+      d.high = 2.0;
+      d.randomSign = true;
+      return d;
+    }
   }
   return d;
 }

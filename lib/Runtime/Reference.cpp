@@ -254,17 +254,89 @@ HostTensor pack(const HostTensor &x, bool transpose, const Shape &resultShape) {
   return out;
 }
 
-Expected<HostTensor>
-compute(const KernelSpec &kernel,
-        const std::map<std::string, const HostTensor *> &inputs) {
-  std::string where = "reference for kernel '" + kernel.name + "'";
-  if (kernel.op == OpKind::Matmul)
-    return Status::error(where + ": matmul has no CPU reference (use cuBLAS)");
-  const TensorSpec *result = kernel.findParam("result");
-  if (!result)
-    return Status::error(where + ": no 'result' parameter");
+HostTensor matmul(const HostTensor &a, const HostTensor &b, bool transposeA,
+                  bool transposeB) {
+  int64_t m = transposeA ? a.shape[1] : a.shape[0];
+  int64_t k = transposeA ? a.shape[0] : a.shape[1];
+  int64_t n = transposeB ? b.shape[0] : b.shape[1];
+  // Element (i, p) of op(A) and (p, j) of op(B).
+  int64_t as = transposeA ? 1 : k, ak = transposeA ? m : 1;
+  int64_t bk = transposeB ? 1 : n, bs = transposeB ? k : 1;
+  HostTensor out({m, n}, std::vector<double>(static_cast<size_t>(m * n)));
+  parallelFor(m, rowGrain(n * k), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += a.data[i * as + p * ak] * b.data[p * bk + j * bs];
+        out.data[i * n + j] = acc;
+      }
+  });
+  return out;
+}
 
+Expected<HostTensor>
+evaluateOp(const OpSpec &op,
+           const std::map<std::string, const HostTensor *> &operands,
+           const Shape &resultShape) {
+  auto get = [&](const char *name) -> const HostTensor * {
+    auto it = operands.find(name);
+    return it == operands.end() ? nullptr : it->second;
+  };
+  // validateOps guarantees the required operands; check anyway.
+  size_t numRequired = 0;
+  std::vector<std::string> names = operandNames(op.kind, &numRequired);
+  for (size_t i = 0; i < numRequired; ++i)
+    if (!get(names[i].c_str()))
+      return Status::error(std::string("op ") + opName(op.kind) +
+                           ": operand '" + names[i] + "' not given");
+
+  HostTensor out;
+  if (isBinaryOp(op.kind)) {
+    out = binary(op.kind, *get("lhs"), *get("rhs"), resultShape);
+  } else if (isUnaryOp(op.kind)) {
+    out = unary(op.kind, op.attrs.approximate, *get("input"));
+  } else {
+    switch (op.kind) {
+    case OpKind::Matmul:
+      out = matmul(*get("a"), *get("b"), op.attrs.transposeA,
+                   op.attrs.transposeB);
+      break;
+    case OpKind::Reduce:
+      out = reduce(op.attrs.reduceKind, *get("input"));
+      break;
+    case OpKind::Softmax:
+      out = softmax(*get("input"));
+      break;
+    case OpKind::RmsNorm:
+      out = rmsnorm(*get("input"), get("weight"), op.attrs.eps);
+      break;
+    case OpKind::LayerNorm:
+      out = layernorm(*get("input"), get("weight"), get("bias"), op.attrs.eps);
+      break;
+    case OpKind::Pack:
+      out = pack(*get("input"), op.attrs.transpose, resultShape);
+      break;
+    default:
+      return Status::error(std::string("no reference for op ") +
+                           opName(op.kind));
+    }
+  }
+  if (out.numElements() != numElements(resultShape))
+    return Status::error(std::string("op ") + opName(op.kind) + " gives " +
+                         std::to_string(out.numElements()) +
+                         " elements, its result " + shapeToString(resultShape) +
+                         " has " + std::to_string(numElements(resultShape)));
+  out.shape = resultShape; // a reduce's keep-dim form
+  return std::move(out);
+}
+
+Expected<std::map<std::string, HostTensor>>
+evaluate(const KernelSpec &kernel,
+         const std::map<std::string, const HostTensor *> &inputs) {
+  std::string where = "reference for kernel '" + kernel.name + "'";
   // Every input parameter of the kernel must be given, with its shape.
+  std::map<std::string, const HostTensor *> values;
   for (const TensorSpec &p : kernel.params) {
     if (p.role != Role::Input)
       continue;
@@ -277,44 +349,59 @@ compute(const KernelSpec &kernel,
                            shapeToString(t.shape) + " and " +
                            std::to_string(t.numElements()) +
                            " elements, expected " + shapeToString(p.shape));
+    values[p.name] = &t;
   }
-  auto input = [&](const char *name) -> const HostTensor * {
-    if (!kernel.findParam(name))
-      return nullptr;
-    auto it = inputs.find(name);
-    return it == inputs.end() ? nullptr : it->second;
-  };
+  if (kernel.ops.empty())
+    return Status::error(where + ": the kernel has no ops");
 
-  HostTensor out;
-  if (isBinaryOp(kernel.op)) {
-    out = binary(kernel.op, *input("lhs"), *input("rhs"), result->shape);
-  } else if (isUnaryOp(kernel.op)) {
-    out = unary(kernel.op, kernel.attrs.approximate, *input("input"));
-  } else {
-    const HostTensor &x = *input("input");
-    switch (kernel.op) {
-    case OpKind::Reduce:
-      out = reduce(kernel.attrs.reduceKind, x);
-      break;
-    case OpKind::Softmax:
-      out = softmax(x);
-      break;
-    case OpKind::RmsNorm:
-      out = rmsnorm(x, input("weight"), kernel.attrs.eps);
-      break;
-    case OpKind::LayerNorm:
-      out = layernorm(x, input("weight"), input("bias"), kernel.attrs.eps);
-      break;
-    case OpKind::Pack:
-      out = pack(x, kernel.attrs.transpose, result->shape);
-      break;
-    default:
-      return Status::error(where + ": no reference for op " +
-                           std::string(opName(kernel.op)));
+  // Results of the ops, intermediate and output, in double.
+  std::map<std::string, HostTensor> computed;
+  for (size_t i = 0; i < kernel.ops.size(); ++i) {
+    const OpSpec &op = kernel.ops[i];
+    std::string at = where + ": ops[" + std::to_string(i) + "]";
+    std::map<std::string, const HostTensor *> operands;
+    for (const OpOperand &o : op.operands) {
+      auto it = values.find(o.value);
+      if (it == values.end())
+        return Status::error(at + ": '" + o.value +
+                             "' is read before an op defines it");
+      operands[o.name] = it->second;
     }
+    const TensorSpec *result = kernel.findValue(op.result);
+    if (!result)
+      return Status::error(at + ": no parameter or value named '" + op.result +
+                           "'");
+    Expected<HostTensor> r = evaluateOp(op, operands, result->shape);
+    if (!r.ok())
+      return r.status().withContext(at);
+    HostTensor &slot = computed[op.result] = r.take();
+    values[op.result] = &slot;
   }
-  out.shape = result->shape;
-  return std::move(out);
+
+  std::map<std::string, HostTensor> outputs;
+  for (const TensorSpec &p : kernel.params) {
+    if (p.role != Role::Output)
+      continue;
+    auto it = computed.find(p.name);
+    if (it == computed.end())
+      return Status::error(where + ": no op defines output '" + p.name + "'");
+    outputs[p.name] = std::move(it->second);
+  }
+  return std::move(outputs);
+}
+
+Expected<HostTensor>
+compute(const KernelSpec &kernel,
+        const std::map<std::string, const HostTensor *> &inputs) {
+  Expected<std::map<std::string, HostTensor>> outputs =
+      evaluate(kernel, inputs);
+  if (!outputs.ok())
+    return outputs.status();
+  for (const TensorSpec &p : kernel.params)
+    if (p.role == Role::Output)
+      return std::move((*outputs)[p.name]);
+  return Status::error("reference for kernel '" + kernel.name +
+                       "': no output parameter");
 }
 
 } // namespace kopt::rt::ref

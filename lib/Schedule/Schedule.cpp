@@ -46,18 +46,6 @@ const char *toString(CopyEngine c) {
   return "?";
 }
 
-const char *toString(DType d) {
-  switch (d) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  }
-  return "?";
-}
-
 std::optional<Instruction> parseInstruction(const std::string &s) {
   for (Instruction i : kInstructions)
     if (s == toString(i))
@@ -71,15 +59,6 @@ std::optional<CopyEngine> parseCopyEngine(const std::string &s) {
       return c;
   return std::nullopt;
 }
-
-std::optional<DType> parseDType(const std::string &s) {
-  for (DType d : {DType::F32, DType::F16, DType::BF16})
-    if (s == toString(d))
-      return d;
-  return std::nullopt;
-}
-
-int64_t bytesOf(DType d) { return d == DType::F32 ? 4 : 2; }
 
 int64_t MatmulSchedule::mathWarps() const {
   if (warpM <= 0 || warpN <= 0)

@@ -109,17 +109,26 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 
 // The manifest as written: the header and the first kernel, field by field.
 // JSON:      {
-// JSON-NEXT:   "kopt_manifest_version": 1,
+// JSON-NEXT:   "kopt_manifest_version": 2,
 // JSON-NEXT:   "chip": "sm_90a",
 // JSON-NEXT:   "ptx": "{{[^"/]*}}.ptx",
 // JSON-NEXT:   "kernels": [
 // JSON-NEXT:     {
 // JSON-NEXT:       "name": "rmsnorm_0",
 // JSON-NEXT:       "class": "row",
-// JSON-NEXT:       "op": "rmsnorm",
-// JSON-NEXT:       "attrs": {
-// JSON-NEXT:         "eps": 9.99999974{{[0-9]*}}e-06
-// JSON-NEXT:       },
+// JSON-NEXT:       "ops": [
+// JSON-NEXT:         {
+// JSON-NEXT:           "op": "rmsnorm",
+// JSON-NEXT:           "attrs": {
+// JSON-NEXT:             "eps": 9.99999974{{[0-9]*}}e-06
+// JSON-NEXT:           },
+// JSON-NEXT:           "operands": {
+// JSON-NEXT:             "input": "input",
+// JSON-NEXT:             "weight": "weight"
+// JSON-NEXT:           },
+// JSON-NEXT:           "result": "result"
+// JSON-NEXT:         }
+// JSON-NEXT:       ],
 // JSON-NEXT:       "params": [
 // JSON-NEXT:         {
 // JSON-NEXT:           "name": "input",
@@ -169,12 +178,12 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // JSON-NEXT:           "role": "input",
 // JSON:            "buffers": [
 // JSON-NEXT:         {
+// JSON-NEXT:           "id": 0,
 // JSON-NEXT:           "dtype": "bf16",
 // JSON-NEXT:           "shape": [
 // JSON-NEXT:             16,
 // JSON-NEXT:             4096
-// JSON-NEXT:           ],
-// JSON-NEXT:           "id": 0
+// JSON-NEXT:           ]
 // JSON-NEXT:         },
 // JSON:            "launches": [
 // JSON-NEXT:         {
@@ -194,23 +203,28 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 
 // The whole manifest, one fact per line (Inputs/manifest-summary.py also checks
 // launches against parameters and kernels against the PTX entries).
-// SUMMARY:      version 1 chip sm_90a ptx {{.*}}.ptx
-// SUMMARY-NEXT: kernel rmsnorm_0 class=row op=rmsnorm attrs={"eps": 9.99999974{{[0-9]*}}e-06} grid=[16,1,1] block=[512,1,1] smem=0
+// SUMMARY:      version 2 chip sm_90a ptx {{.*}}.ptx
+// SUMMARY-NEXT: kernel rmsnorm_0 class=row grid=[16,1,1] block=[512,1,1] smem=0
+// SUMMARY-NEXT:   op rmsnorm attrs={"eps": 9.99999974{{[0-9]*}}e-06} input=input weight=weight -> result
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul op=matmul attrs={"transpose_a": false, "transpose_b": true} grid=[256,1,1] block=[160,1,1] smem=81984
+// SUMMARY-NEXT: kernel matmul_0 class=matmul grid=[256,1,1] block=[160,1,1] smem=81984
+// SUMMARY-NEXT:   op matmul attrs={"transpose_a": false, "transpose_b": true} a=a b=b -> result
 // SUMMARY-NEXT:   param a input bf16 [16,4096]
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
 // SUMMARY-NEXT:   param workspace workspace f32 [65600]
-// SUMMARY-NEXT: kernel silu_0 class=elementwise op=silu attrs={} grid=[8,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT: kernel silu_0 class=elementwise grid=[8,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT:   op silu attrs={} input=input -> result
 // SUMMARY-NEXT:   param input input bf16 [16,1024]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
-// SUMMARY-NEXT: kernel reduce_0 class=row op=reduce attrs={"kind": "max"} grid=[16,1,1] block=[128,1,1] smem=0
+// SUMMARY-NEXT: kernel reduce_0 class=row grid=[16,1,1] block=[128,1,1] smem=0
+// SUMMARY-NEXT:   op reduce attrs={"kind": "max"} input=input -> result
 // SUMMARY-NEXT:   param input input bf16 [16,1024]
 // SUMMARY-NEXT:   param result output f32 [16]
-// SUMMARY-NEXT: kernel gelu_0 class=elementwise op=gelu attrs={"approximate": "tanh"} grid=[25,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT: kernel gelu_0 class=elementwise grid=[25,1,1] block=[256,1,1] smem=0
+// SUMMARY-NEXT:   op gelu attrs={"approximate": "tanh"} input=input -> result
 // SUMMARY-NEXT:   param input input f16 [8,6400]
 // SUMMARY-NEXT:   param result output f16 [8,6400]
 // SUMMARY-NEXT: function decode_mlp

@@ -25,9 +25,11 @@
 // CHECK:           memref.store %{{.*}}, %[[DST]]
 // JSON:          "name": "pack_0",
 // JSON-NEXT:     "class": "pack",
-// JSON-NEXT:     "op": "pack",
-// JSON-NEXT:     "attrs": {
-// JSON-NEXT:       "transpose": true
+// JSON-NEXT:     "ops": [
+// JSON-NEXT:       {
+// JSON-NEXT:         "op": "pack",
+// JSON-NEXT:         "attrs": {
+// JSON-NEXT:           "transpose": true
 // JSON:          "grid": [
 // JSON-NEXT:       4096,
 func.func @transposed(%b: tensor<4093x4095xbf16>) -> tensor<4095x4096xbf16> {

@@ -74,10 +74,12 @@
 // JSON-NEXT:   524416
 // JSON:      "buffers": [
 // JSON-NEXT:   {
-// JSON-NEXT:     "role": "workspace",
+// JSON-NEXT:     "id": 0,
 // JSON-NEXT:     "dtype": "f32",
 // JSON-NEXT:     "shape": [
 // JSON-NEXT:       524416
+// JSON-NEXT:     ],
+// JSON-NEXT:     "role": "workspace"
 func.func @decode(%x: tensor<32x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<32x4096xbf16> {
   %y = kopt.matmul %x, %w {transpose_b} : tensor<32x4096xbf16>, tensor<4096x4096xbf16> -> tensor<32x4096xbf16>
   return %y : tensor<32x4096xbf16>

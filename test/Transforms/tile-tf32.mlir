@@ -32,9 +32,9 @@
 
 // JSON:      "op": "matmul",
 // JSON:      "attrs": {
-// JSON-NEXT:   "tf32": true,
 // JSON-NEXT:   "transpose_a": false,
-// JSON-NEXT:   "transpose_b": true
+// JSON-NEXT:   "transpose_b": true,
+// JSON-NEXT:   "tf32": true
 // JSON:      "dtype": "f32",
 // JSON:      "tensor": "a",
 // JSON-NEXT: "box": [

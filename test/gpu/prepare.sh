@@ -32,6 +32,6 @@ for f in "$out"/src/*.mlir; do
     echo "prepare.sh: ptxas rejected $out/ptx/$name.ptx" >&2; fail=1
   fi
 done
-cp -r /usr/include/nlohmann "$out/include/"
+cp -r "${KOPT_JSON_INCLUDE_DIR:-/usr/include}/nlohmann" "$out/include/"
 echo "prepare.sh: $(ls "$out"/ptx/*.json | wc -l) manifests in $out/ptx"
 exit $fail

@@ -13,10 +13,10 @@ namespace {
 KernelSpec addKernel() {
   KernelSpec k;
   k.name = "add_0";
-  k.op = OpKind::Add;
   k.params = {{"lhs", Role::Input, DType::F32, {4}},
               {"rhs", Role::Input, DType::F32, {4}},
               {"result", Role::Output, DType::F32, {4}}};
+  k.ops = {opOverParams(OpKind::Add, {}, k.params)};
   return k;
 }
 } // namespace

@@ -97,11 +97,12 @@ KernelSpec matmulKernel(DType in, DType out, bool tf32) {
   KernelSpec k;
   k.name = "mm";
   k.cls = KernelClass::Matmul;
-  k.op = OpKind::Matmul;
-  k.attrs.tf32 = tf32;
   k.params = {{"a", Role::Input, in, {32, 48}},
               {"b", Role::Input, in, {48, 40}},
               {"result", Role::Output, out, {32, 40}}};
+  OpAttrs attrs;
+  attrs.tf32 = tf32;
+  k.ops = {opOverParams(OpKind::Matmul, attrs, k.params)};
   return k;
 }
 
@@ -125,10 +126,10 @@ TEST(Check, KernelTolerances) {
       toleranceFor(matmulKernel(DType::F32, DType::BF16, true)).relErr, 1e-2);
   // Not a matmul: the result's dtype alone.
   KernelSpec add;
-  add.op = OpKind::Add;
   add.params = {{"lhs", Role::Input, DType::F32, {8}},
                 {"rhs", Role::Input, DType::F32, {8}},
                 {"result", Role::Output, DType::F16, {8}}};
+  add.ops = {opOverParams(OpKind::Add, {}, add.params)};
   EXPECT_DOUBLE_EQ(toleranceFor(add).relErr, 2e-3);
 }
 

@@ -14,8 +14,8 @@ namespace {
 KernelSpec kernelOf(OpKind op, std::vector<TensorSpec> params) {
   KernelSpec k;
   k.name = "k";
-  k.op = op;
   k.params = std::move(params);
+  k.ops = {opOverParams(op, {}, k.params)};
   return k;
 }
 } // namespace

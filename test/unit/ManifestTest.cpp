@@ -1,15 +1,16 @@
-//===- ManifestTest.cpp - Launch manifest parsing and validation ----------===//
+//===- ManifestTest.cpp - The manifest library: read, validate, write -----===//
 
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
-using namespace kopt::rt;
+using namespace kopt::manifest;
 using json = nlohmann::json;
 
 namespace {
@@ -17,13 +18,12 @@ namespace {
 /// A valid manifest with one kernel of each kind and a function that chains
 /// two of them through an intermediate buffer.
 const char *const kValid = R"({
-  "kopt_manifest_version": 1,
+  "kopt_manifest_version": 2,
   "chip": "sm_90a",
   "ptx": "model.ptx",
   "kernels": [
     {
-      "name": "matmul_0", "class": "matmul", "op": "matmul",
-      "attrs": {"transpose_a": false, "transpose_b": true},
+      "name": "matmul_0", "class": "matmul", "ops": [{"op": "matmul", "attrs": {"transpose_a": false, "transpose_b": true}, "operands": {"a": "a", "b": "b"}, "result": "result"}],
       "params": [
         {"name": "a", "role": "input", "dtype": "bf16", "shape": [128, 64]},
         {"name": "b", "role": "input", "dtype": "bf16", "shape": [256, 64]},
@@ -32,7 +32,7 @@ const char *const kValid = R"({
       "grid": [2, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 98304
     },
     {
-      "name": "add_1", "class": "elementwise", "op": "add", "attrs": {},
+      "name": "add_1", "class": "elementwise", "ops": [{"op": "add", "attrs": {}, "operands": {"lhs": "lhs", "rhs": "rhs"}, "result": "result"}],
       "params": [
         {"name": "lhs", "role": "input", "dtype": "f32", "shape": [128, 256]},
         {"name": "rhs", "role": "input", "dtype": "f32", "shape": [256]},
@@ -41,8 +41,7 @@ const char *const kValid = R"({
       "grid": [128, 1, 1], "block": [256, 1, 1], "dynamic_shared_bytes": 0
     },
     {
-      "name": "layernorm_2", "class": "row", "op": "layernorm",
-      "attrs": {"eps": 1e-5},
+      "name": "layernorm_2", "class": "row", "ops": [{"op": "layernorm", "attrs": {"eps": 1e-5}, "operands": {"input": "input", "weight": "weight", "bias": "bias"}, "result": "result"}],
       "params": [
         {"name": "input", "role": "input", "dtype": "f32", "shape": [128, 256]},
         {"name": "weight", "role": "input", "dtype": "f32", "shape": [256]},
@@ -52,8 +51,7 @@ const char *const kValid = R"({
       "grid": [128, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0
     },
     {
-      "name": "gelu_3", "class": "elementwise", "op": "gelu",
-      "attrs": {"approximate": "tanh"},
+      "name": "gelu_3", "class": "elementwise", "ops": [{"op": "gelu", "attrs": {"approximate": "tanh"}, "operands": {"input": "input"}, "result": "result"}],
       "params": [
         {"name": "input", "role": "input", "dtype": "f16", "shape": [8]},
         {"name": "result", "role": "output", "dtype": "f16", "shape": [8]}
@@ -61,8 +59,7 @@ const char *const kValid = R"({
       "grid": [1, 1, 1], "block": [32, 1, 1], "dynamic_shared_bytes": 0
     },
     {
-      "name": "reduce_4", "class": "row", "op": "reduce",
-      "attrs": {"kind": "mean"},
+      "name": "reduce_4", "class": "row", "ops": [{"op": "reduce", "attrs": {"kind": "mean"}, "operands": {"input": "input"}, "result": "result"}],
       "params": [
         {"name": "input", "role": "input", "dtype": "f32", "shape": [4, 8]},
         {"name": "result", "role": "output", "dtype": "f32", "shape": [4, 1]}
@@ -125,7 +122,7 @@ TEST(Manifest, Sizes) {
 TEST(Manifest, ParsesValid) {
   Expected<Manifest> m = parseManifest(kValid, "t.json", "out/dir");
   ASSERT_TRUE(m.ok()) << m.error();
-  EXPECT_EQ(m->version, 1);
+  EXPECT_EQ(m->version, 2);
   EXPECT_EQ(m->chip, "sm_90a");
   EXPECT_EQ(m->ptx, "model.ptx");
   EXPECT_EQ(m->ptxPath, "out/dir/model.ptx");
@@ -134,9 +131,9 @@ TEST(Manifest, ParsesValid) {
   const KernelSpec &mm = m->kernels[0];
   EXPECT_EQ(mm.name, "matmul_0");
   EXPECT_EQ(mm.cls, KernelClass::Matmul);
-  EXPECT_EQ(mm.op, OpKind::Matmul);
-  EXPECT_FALSE(mm.attrs.transposeA);
-  EXPECT_TRUE(mm.attrs.transposeB);
+  EXPECT_EQ(mm.ops[0].kind, OpKind::Matmul);
+  EXPECT_FALSE(mm.ops[0].attrs.transposeA);
+  EXPECT_TRUE(mm.ops[0].attrs.transposeB);
   ASSERT_EQ(mm.params.size(), 3u);
   EXPECT_EQ(mm.params[2].name, "result");
   EXPECT_EQ(mm.params[2].role, Role::Output);
@@ -150,11 +147,11 @@ TEST(Manifest, ParsesValid) {
   EXPECT_NE(mm.findParam("b"), nullptr);
   EXPECT_EQ(mm.findParam("lhs"), nullptr);
 
-  EXPECT_EQ(m->kernels[1].op, OpKind::Add);
-  EXPECT_EQ(m->kernels[2].op, OpKind::LayerNorm);
-  EXPECT_DOUBLE_EQ(m->kernels[2].attrs.eps, 1e-5);
-  EXPECT_EQ(m->kernels[3].attrs.approximate, GeluApproximation::Tanh);
-  EXPECT_EQ(m->kernels[4].attrs.reduceKind, ReduceKind::Mean);
+  EXPECT_EQ(m->kernels[1].ops[0].kind, OpKind::Add);
+  EXPECT_EQ(m->kernels[2].ops[0].kind, OpKind::LayerNorm);
+  EXPECT_DOUBLE_EQ(m->kernels[2].ops[0].attrs.eps, 1e-5);
+  EXPECT_EQ(m->kernels[3].ops[0].attrs.approximate, GeluApproximation::Tanh);
+  EXPECT_EQ(m->kernels[4].ops[0].attrs.reduceKind, ReduceKind::Mean);
 
   ASSERT_EQ(m->functions.size(), 1u);
   const FunctionSpec &f = m->functions[0];
@@ -192,7 +189,7 @@ TEST(Manifest, DocExampleParses) {
       loadManifest(std::string(KOPT_TEST_INPUTS) + "/softmax.json");
   ASSERT_TRUE(m.ok()) << m.error();
   ASSERT_EQ(m->kernels.size(), 1u);
-  EXPECT_EQ(m->kernels[0].op, OpKind::Softmax);
+  EXPECT_EQ(m->kernels[0].ops[0].kind, OpKind::Softmax);
   EXPECT_EQ(m->kernels[0].params[0].numElements(), 4096LL * 32000);
 }
 
@@ -224,8 +221,13 @@ TEST(ManifestErrors, NotAnObject) {
 
 TEST(ManifestErrors, WrongVersion) {
   json doc = valid();
-  doc["kopt_manifest_version"] = 2;
-  expectError(doc, "kopt_manifest_version: unsupported version 2");
+  doc["kopt_manifest_version"] = 3;
+  expectError(doc, "kopt_manifest_version: unsupported version 3");
+  // Version 1 (one `op` per kernel) is not read: re-compile.
+  doc["kopt_manifest_version"] = 1;
+  expectError(doc, "kopt_manifest_version: version 1 is no longer read "
+                   "(this runtime reads version 2, where each kernel lists "
+                   "its ops); re-compile the module with kopt-opt");
   doc["kopt_manifest_version"] = "1";
   expectError(doc, "kopt_manifest_version: must be an integer, got a string");
   doc.erase("kopt_manifest_version");
@@ -239,7 +241,7 @@ TEST(ManifestErrors, MissingFields) {
     expectError(doc, std::string(field) + ": missing field");
   }
   for (const char *field :
-       {"class", "op", "params", "grid", "block", "dynamic_shared_bytes"}) {
+       {"class", "ops", "params", "grid", "block", "dynamic_shared_bytes"}) {
     json doc = valid();
     doc["kernels"][1].erase(field);
     expectError(doc,
@@ -297,8 +299,8 @@ TEST(ManifestErrors, LaunchDims) {
 
 TEST(ManifestErrors, UnknownOpClassRole) {
   json doc = valid();
-  doc["kernels"][1]["op"] = "conv";
-  expectError(doc, "kernels[1] (add_1).op: unknown op 'conv'");
+  doc["kernels"][1]["ops"][0]["op"] = "conv";
+  expectError(doc, "kernels[1] (add_1).ops[0].op: unknown op 'conv'");
   doc = valid();
   doc["kernels"][1]["class"] = "attention";
   expectError(doc, "kernels[1] (add_1).class: unknown class 'attention'");
@@ -309,60 +311,238 @@ TEST(ManifestErrors, UnknownOpClassRole) {
 
 TEST(ManifestErrors, Attrs) {
   json doc = valid();
-  doc["kernels"][0]["attrs"].erase("transpose_b");
-  expectError(doc, "kernels[0] (matmul_0).attrs.transpose_b: missing field");
+  doc["kernels"][0]["ops"][0]["attrs"].erase("transpose_b");
+  expectError(doc,
+              "kernels[0] (matmul_0).ops[0].attrs.transpose_b: missing field");
   doc = valid();
-  doc["kernels"][0]["attrs"]["transpose_a"] = 1;
+  doc["kernels"][0]["ops"][0]["attrs"]["transpose_a"] = 1;
   expectError(doc, "attrs.transpose_a: must be a boolean, got an integer");
   doc = valid();
-  doc["kernels"][3]["attrs"]["approximate"] = "fast";
+  doc["kernels"][3]["ops"][0]["attrs"]["approximate"] = "fast";
   expectError(doc, "attrs.approximate: unknown value 'fast'");
   doc = valid();
-  doc["kernels"][4]["attrs"]["kind"] = "prod";
+  doc["kernels"][4]["ops"][0]["attrs"]["kind"] = "prod";
   expectError(doc, "attrs.kind: unknown reduction 'prod'");
   doc = valid();
-  doc["kernels"][2]["attrs"].erase("eps");
-  expectError(doc, "kernels[2] (layernorm_2).attrs.eps: missing field");
+  doc["kernels"][2]["ops"][0]["attrs"].erase("eps");
+  expectError(doc, "kernels[2] (layernorm_2).ops[0].attrs.eps: missing field");
   doc = valid();
-  doc["kernels"][2]["attrs"] = "eps";
+  doc["kernels"][2]["ops"][0]["attrs"] = "eps";
   expectError(doc, "attrs: must be an object, got a string");
 }
 
-TEST(ManifestErrors, ParamCountMismatch) {
+TEST(ManifestErrors, OpsGraph) {
   json doc = valid();
-  doc["kernels"][1]["params"].erase(1); // add without rhs
-  expectError(doc, "kernels[1] (add_1).params: op add takes 3 parameters "
-                   "(lhs, rhs, result), the kernel has 2");
+  doc["kernels"][1]["params"].erase(1); // add without its rhs parameter
+  expectError(doc, "kernels[1] (add_1).ops[0].operands.rhs: no parameter or "
+                   "value named 'rhs'");
   doc = valid();
-  doc["kernels"][3]["params"].push_back(doc["kernels"][3]["params"][0]);
-  expectError(doc, "op gelu takes 2 parameters (input, result), the kernel "
-                   "has 3");
+  doc["kernels"][1]["ops"][0]["operands"].erase("rhs");
+  expectError(doc, "kernels[1] (add_1).ops[0].operands: missing operand 'rhs' "
+                   "(op add takes lhs, rhs)");
   doc = valid();
-  doc["kernels"][2]["params"].push_back(doc["kernels"][2]["params"][0]);
-  expectError(doc, "op layernorm takes 2 to 4 parameters");
-}
-
-TEST(ManifestErrors, OperandNamesAndRoles) {
-  json doc = valid();
-  doc["kernels"][1]["params"][1]["name"] = "other";
-  expectError(doc, "params[1].name: unexpected parameter 'other' for op add");
+  doc["kernels"][1]["ops"][0]["operands"]["input"] = "lhs";
+  expectError(doc, "kernels[1] (add_1).ops[0].operands.input: op add has no "
+                   "operand 'input' (its operands are lhs, rhs)");
   doc = valid();
-  doc["kernels"][1]["params"][1]["name"] = "lhs";
-  expectError(doc, "params[1].name: duplicate parameter 'lhs'");
+  doc["kernels"][1]["ops"][0]["operands"]["rhs"] = "lhs";
+  expectError(doc, "kernels[1] (add_1).ops: no op reads input 'rhs'");
+  doc = valid();
+  doc["kernels"][1]["ops"][0]["result"] = "lhs";
+  expectError(doc, "kernels[1] (add_1).ops[0].result: 'lhs' is an input "
+                   "parameter; an op defines an output or a value");
   doc = valid();
   doc["kernels"][1]["params"][2]["role"] = "input";
-  expectError(doc, "params[2].role: parameter 'result' of op add must have "
-                   "role 'output'");
+  expectError(doc, "kernels[1] (add_1).ops[0].result: 'result' is an input "
+                   "parameter");
   doc = valid();
-  doc["kernels"][2]["params"].erase(0); // layernorm without input
-  expectError(doc, "kernels[2] (layernorm_2).params: missing parameter "
-                   "'input' (op layernorm takes input, weight, bias, result)");
+  doc["kernels"][1]["params"][1]["name"] = "lhs";
+  expectError(doc, "kernels[1] (add_1).params[1].name: duplicate name 'lhs'");
+  doc = valid();
+  doc["kernels"][3]["ops"] = json::array();
+  expectError(doc, "kernels[3] (gelu_3).ops: a kernel computes at least one "
+                   "op");
+  doc = valid();
+  doc["kernels"][3]["params"].push_back({{"name", "extra"},
+                                         {"role", "output"},
+                                         {"dtype", "f16"},
+                                         {"shape", {8}}});
+  expectError(doc, "kernels[3] (gelu_3).ops: no op defines output 'extra'");
+  doc = valid();
+  doc["kernels"][3]["ops"][0].erase("result");
+  expectError(doc, "kernels[3] (gelu_3).ops[0].result: missing field");
+  doc = valid();
+  doc["kernels"][3]["ops"][0]["operands"] = json::array();
+  expectError(doc, "kernels[3] (gelu_3).ops[0].operands: must be an object");
+  // A version 1 kernel in a version 2 manifest.
+  doc = valid();
+  doc["kernels"][3]["op"] = "gelu";
+  expectError(doc, "kernels[3] (gelu_3).op: a version 1 field: a version 2 "
+                   "kernel lists its ops in 'ops'; re-compile the module with "
+                   "kopt-opt");
+  // Parameter names are free in version 2 (the ops name them).
+  doc = valid();
+  doc["kernels"][3]["params"][0]["name"] = "x";
+  doc["kernels"][3]["ops"][0]["operands"]["input"] = "x";
+  Expected<Manifest> m = parseManifest(doc.dump(), "t.json");
+  EXPECT_TRUE(m.ok()) << m.error();
+}
+
+namespace {
+/// A kernel of three ops, matmul -> add bias -> gelu, through two internal
+/// values: what a fusion pass emits.
+const char *const kChain = R"({
+  "name": "matmul_add_gelu_0", "class": "matmul",
+  "ops": [
+    {"op": "matmul", "attrs": {"transpose_a": false, "transpose_b": true},
+     "operands": {"a": "x", "b": "w"}, "result": "t0"},
+    {"op": "add", "operands": {"lhs": "t0", "rhs": "bias"}, "result": "t1"},
+    {"op": "gelu", "attrs": {"approximate": "none"},
+     "operands": {"input": "t1"}, "result": "y"}
+  ],
+  "values": [
+    {"name": "t0", "dtype": "f32", "shape": [128, 256]},
+    {"name": "t1", "dtype": "f32", "shape": [128, 256]}
+  ],
+  "params": [
+    {"name": "x", "role": "input", "dtype": "bf16", "shape": [128, 64]},
+    {"name": "w", "role": "input", "dtype": "bf16", "shape": [256, 64]},
+    {"name": "bias", "role": "input", "dtype": "f32", "shape": [256]},
+    {"name": "y", "role": "output", "dtype": "bf16", "shape": [128, 256]}
+  ],
+  "grid": [2, 1, 1], "block": [128, 1, 1], "dynamic_shared_bytes": 0
+})";
+
+json withChain() {
+  json doc = valid();
+  doc["kernels"].push_back(json::parse(kChain));
+  return doc;
+}
+} // namespace
+
+TEST(Manifest, ParsesChain) {
+  Expected<Manifest> m = parseManifest(withChain().dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &k = m->kernels.back();
+  ASSERT_EQ(k.ops.size(), 3u);
+  EXPECT_EQ(k.singleOp(), nullptr);
+  EXPECT_EQ(k.opsName(), "matmul+add+gelu");
+  EXPECT_EQ(k.ops[0].kind, OpKind::Matmul);
+  EXPECT_TRUE(k.ops[0].attrs.transposeB);
+  EXPECT_EQ(*k.ops[0].operand("a"), "x");
+  EXPECT_EQ(k.ops[1].result, "t1");
+  EXPECT_EQ(k.ops[2].kind, OpKind::Gelu);
+  ASSERT_EQ(k.values.size(), 2u);
+  EXPECT_EQ(k.findValue("t0")->shape, (Shape{128, 256}));
+  EXPECT_EQ(k.findParam("t0"), nullptr);
+  EXPECT_EQ(k.findOp(OpKind::Add), &k.ops[1]);
+  EXPECT_EQ(k.totalParamBytes(),
+            128 * 64 * 2 + 256 * 64 * 2 + 256 * 4 + 128 * 256 * 2);
+}
+
+TEST(ManifestErrors, Chain) {
+  json doc = withChain();
+  std::swap(doc["kernels"][5]["ops"][0], doc["kernels"][5]["ops"][1]);
+  expectError(doc, "kernels[5] (matmul_add_gelu_0).ops[0].operands.lhs: 't0' "
+                   "is read before an op defines it (ops run in order)");
+  doc = withChain();
+  doc["kernels"][5]["ops"][2]["result"] = "t1";
+  expectError(doc, "ops[2].result: 't1' is defined twice");
+  doc = withChain();
+  doc["kernels"][5]["values"][1]["shape"] = {128, 255};
+  expectError(doc, "kernels[5] (matmul_add_gelu_0).ops[1]: op add: 't0' "
+                   "[128, 256] and 'bias' [256] do not broadcast to 't1' "
+                   "[128, 255]");
+  doc = withChain();
+  doc["kernels"][5]["values"].push_back(
+      {{"name", "dead"}, {"dtype", "f32"}, {"shape", {1}}});
+  expectError(doc, "ops: no op defines value 'dead'");
+  doc = withChain();
+  doc["kernels"][5]["ops"][2]["operands"]["input"] = "t0";
+  expectError(doc, "ops: no op reads value 't1' (a value lives inside the "
+                   "kernel; what is not read is dead)");
+  doc = withChain();
+  doc["kernels"][5]["values"][0]["name"] = "x";
+  expectError(doc, "values[0].name: duplicate name 'x'");
+  doc = withChain();
+  doc["kernels"][5]["values"] = json::object();
+  expectError(doc, "values: must be an array, got an object");
+}
+
+TEST(ManifestErrors, EpsRange) {
+  // The rule the dialect's verifier applies too (epsError).
+  EXPECT_FALSE(epsError(0.0).has_value());
+  EXPECT_FALSE(epsError(1.0).has_value());
+  EXPECT_EQ(epsError(2.0), "eps must be in [0, 1], got 2");
+  EXPECT_TRUE(epsError(-1e-5).has_value());
+  EXPECT_TRUE(epsError(std::nan("")).has_value());
+  json doc = valid();
+  doc["kernels"][2]["ops"][0]["attrs"]["eps"] = 2.0;
+  expectError(doc, "kernels[2] (layernorm_2).ops[0].attrs.eps: eps must be in "
+                   "[0, 1], got 2");
+}
+
+TEST(Manifest, Utf8) {
+  EXPECT_TRUE(isValidUTF8("plain"));
+  EXPECT_TRUE(isValidUTF8("\xc3\xa9t\xc3\xa9")); // été
+  EXPECT_TRUE(isValidUTF8("\xf0\x9f\x98\x80"));  // U+1F600
+  EXPECT_FALSE(isValidUTF8("\xff"));
+  EXPECT_FALSE(isValidUTF8("a\xc3"));        // truncated
+  EXPECT_FALSE(isValidUTF8("\xc0\xaf"));     // overlong
+  EXPECT_FALSE(isValidUTF8("\xed\xa0\x80")); // a surrogate
+  // Invalid bytes in a struct are a validation error, never a crash, and the
+  // writer still writes (with U+FFFD).
+  Expected<Manifest> m = parseManifest(kValid, "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  Manifest bad = *m;
+  bad.functions[0].name = "fwd\xff";
+  Status s = validateManifest(bad, "x.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "x.json: functions[0].name: not valid UTF-8 (JSON "
+                         "strings must be); rename it");
+  bad = *m;
+  bad.kernels[1].params[0].name = "lhs\xfe";
+  s = validateManifest(bad, "");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "kernels[1] (add_1).params[0].name: not valid UTF-8 "
+                         "(JSON strings must be); rename it");
+  bad = *m;
+  bad.ptx = "\xff.ptx";
+  EXPECT_FALSE(validateManifest(bad, "").ok());
+  EXPECT_NE(writeManifest(bad).find("\"ptx\": \"\xef\xbf\xbd.ptx\""),
+            std::string::npos);
+}
+
+TEST(Manifest, WriterRoundTrips) {
+  // What the compiler writes, the reader reads back unchanged.
+  for (const json &doc : {valid(), withChain()}) {
+    Expected<Manifest> m = parseManifest(doc.dump(), "t.json");
+    ASSERT_TRUE(m.ok()) << m.error();
+    ASSERT_TRUE(validateManifest(*m, "t.json").ok());
+    std::string text = writeManifest(*m);
+    EXPECT_EQ(text.back(), '\n');
+    Expected<Manifest> again = parseManifest(text, "w.json");
+    ASSERT_TRUE(again.ok()) << again.error() << "\n" << text;
+    EXPECT_EQ(writeManifest(*again), text);
+    // Same content as the input (nlohmann::json compares objects by key).
+    json written = json::parse(text);
+    for (json &k : written["kernels"])
+      for (json &op : k["ops"])
+        if (op["attrs"].empty())
+          op.erase("attrs");
+    json input = doc;
+    for (json &k : input["kernels"])
+      for (json &op : k["ops"])
+        if (op.contains("attrs") && op["attrs"].empty())
+          op.erase("attrs");
+    EXPECT_EQ(written, input);
+  }
 }
 
 TEST(ManifestErrors, OperandShapes) {
   json doc = valid();
   doc["kernels"][0]["params"][1]["shape"] = {256, 32};
-  expectError(doc, "kernels[0] (matmul_0).params: op matmul: contraction "
+  expectError(doc, "kernels[0] (matmul_0).ops[0]: op matmul: contraction "
                    "sizes differ");
   doc = valid();
   doc["kernels"][0]["params"][2]["shape"] = {256, 128};
@@ -445,8 +625,7 @@ namespace {
 json withPack() {
   json doc = valid();
   doc["kernels"].push_back(json::parse(R"({
-    "name": "pack_0", "class": "pack", "op": "pack",
-    "attrs": {"transpose": true},
+    "name": "pack_0", "class": "pack", "ops": [{"op": "pack", "attrs": {"transpose": true}, "operands": {"input": "input"}, "result": "result"}],
     "params": [
       {"name": "input", "role": "input", "dtype": "bf16", "shape": [60, 100]},
       {"name": "result", "role": "output", "dtype": "bf16", "shape": [100, 64]}
@@ -462,22 +641,22 @@ TEST(Manifest, ParsesPack) {
   ASSERT_TRUE(m.ok()) << m.error();
   const KernelSpec &k = m->kernels.back();
   EXPECT_EQ(k.cls, KernelClass::Pack);
-  EXPECT_EQ(k.op, OpKind::Pack);
-  EXPECT_TRUE(k.attrs.transpose);
+  EXPECT_EQ(k.ops[0].kind, OpKind::Pack);
+  EXPECT_TRUE(k.ops[0].attrs.transpose);
   EXPECT_STREQ(kernelClassName(k.cls), "pack");
-  EXPECT_STREQ(opName(k.op), "pack");
+  EXPECT_STREQ(opName(k.ops[0].kind), "pack");
 }
 
 TEST(ManifestErrors, Pack) {
   json doc = withPack();
-  doc["kernels"][5]["attrs"].erase("transpose");
-  expectError(doc, "kernels[5] (pack_0).attrs.transpose: missing field");
+  doc["kernels"][5]["ops"][0]["attrs"].erase("transpose");
+  expectError(doc, "kernels[5] (pack_0).ops[0].attrs.transpose: missing field");
   doc = withPack();
   doc["kernels"][5]["params"][1]["shape"] = {100, 59};
   expectError(doc, "op pack: 'result' [100, 59] is smaller than the "
                    "transposed 'input' [60, 100]");
   doc = withPack();
-  doc["kernels"][5]["attrs"]["transpose"] = false;
+  doc["kernels"][5]["ops"][0]["attrs"]["transpose"] = false;
   expectError(doc, "op pack: 'result' [100, 64] is smaller than 'input' "
                    "[60, 100]");
   doc = withPack();
@@ -494,8 +673,7 @@ namespace {
 json withTf32() {
   json doc = valid();
   doc["kernels"].push_back(json::parse(R"({
-    "name": "matmul_tf32_5", "class": "matmul", "op": "matmul",
-    "attrs": {"transpose_a": false, "transpose_b": true, "tf32": true},
+    "name": "matmul_tf32_5", "class": "matmul", "ops": [{"op": "matmul", "attrs": {"transpose_a": false, "transpose_b": true, "tf32": true}, "operands": {"a": "a", "b": "b"}, "result": "result"}],
     "params": [
       {"name": "a", "role": "input", "dtype": "f32", "shape": [128, 64]},
       {"name": "b", "role": "input", "dtype": "f32", "shape": [256, 64]},
@@ -511,52 +689,55 @@ TEST(Manifest, ParsesTf32) {
   Expected<Manifest> m = parseManifest(withTf32().dump(), "t.json");
   ASSERT_TRUE(m.ok()) << m.error();
   const KernelSpec &k = m->kernels.back();
-  EXPECT_EQ(k.op, OpKind::Matmul);
-  EXPECT_TRUE(k.attrs.tf32);
-  EXPECT_TRUE(k.attrs.transposeB);
-  // Reports show the attrs as written.
-  EXPECT_EQ(json::parse(k.attrsJson)["tf32"], true);
+  EXPECT_EQ(k.ops[0].kind, OpKind::Matmul);
+  EXPECT_TRUE(k.ops[0].attrs.tf32);
+  EXPECT_TRUE(k.ops[0].attrs.transposeB);
+  // Reports show the attrs (the writer's form).
+  EXPECT_EQ(json::parse(writeOpAttrs(k.ops[0]))["tf32"], true);
   // Absent: exact f32 semantics.
-  EXPECT_FALSE(m->kernels[0].attrs.tf32);
+  EXPECT_FALSE(m->kernels[0].ops[0].attrs.tf32);
   json doc = withTf32();
-  doc["kernels"][5]["attrs"].erase("tf32");
+  doc["kernels"][5]["ops"][0]["attrs"].erase("tf32");
   m = parseManifest(doc.dump(), "t.json");
   ASSERT_TRUE(m.ok()) << m.error();
-  EXPECT_FALSE(m->kernels[5].attrs.tf32);
+  EXPECT_FALSE(m->kernels[5].ops[0].attrs.tf32);
   doc = withTf32();
-  doc["kernels"][5]["attrs"]["tf32"] = false;
+  doc["kernels"][5]["ops"][0]["attrs"]["tf32"] = false;
   m = parseManifest(doc.dump(), "t.json");
   ASSERT_TRUE(m.ok()) << m.error();
-  EXPECT_FALSE(m->kernels[5].attrs.tf32);
+  EXPECT_FALSE(m->kernels[5].ops[0].attrs.tf32);
   // tf32 false is fine on bf16 operands too.
   doc = valid();
-  doc["kernels"][0]["attrs"]["tf32"] = false;
+  doc["kernels"][0]["ops"][0]["attrs"]["tf32"] = false;
   m = parseManifest(doc.dump(), "t.json");
   ASSERT_TRUE(m.ok()) << m.error();
-  EXPECT_FALSE(m->kernels[0].attrs.tf32);
+  EXPECT_FALSE(m->kernels[0].ops[0].attrs.tf32);
 }
 
 TEST(ManifestErrors, Tf32) {
   json doc = withTf32();
-  doc["kernels"][5]["attrs"]["tf32"] = "yes";
-  expectError(doc, "kernels[5] (matmul_tf32_5).attrs.tf32: must be a boolean, "
-                   "got a string");
+  doc["kernels"][5]["ops"][0]["attrs"]["tf32"] = "yes";
+  expectError(
+      doc, "kernels[5] (matmul_tf32_5).ops[0].attrs.tf32: must be a boolean, "
+           "got a string");
   doc = withTf32();
-  doc["kernels"][5]["attrs"]["tf32"] = 1;
+  doc["kernels"][5]["ops"][0]["attrs"]["tf32"] = 1;
   expectError(doc, "attrs.tf32: must be a boolean, got an integer");
   doc = withTf32();
-  doc["kernels"][5]["attrs"]["tf32"] = nullptr;
+  doc["kernels"][5]["ops"][0]["attrs"]["tf32"] = nullptr;
   expectError(doc, "attrs.tf32: must be a boolean, got null");
   // Only f32 operands can be cut to TF32.
   doc = valid();
-  doc["kernels"][0]["attrs"]["tf32"] = true;
-  expectError(doc, "kernels[0] (matmul_0).attrs.tf32: tf32 needs f32 operands, "
-                   "'a' and 'b' are bf16");
+  doc["kernels"][0]["ops"][0]["attrs"]["tf32"] = true;
+  expectError(
+      doc, "kernels[0] (matmul_0).ops[0].attrs.tf32: tf32 needs f32 operands, "
+           "'a' and 'b' are bf16");
   doc = withTf32();
   doc["kernels"][5]["params"][0]["dtype"] = "f16";
   doc["kernels"][5]["params"][1]["dtype"] = "f16";
-  expectError(doc, "kernels[5] (matmul_tf32_5).attrs.tf32: tf32 needs f32 "
-                   "operands, 'a' and 'b' are f16");
+  expectError(doc,
+              "kernels[5] (matmul_tf32_5).ops[0].attrs.tf32: tf32 needs f32 "
+              "operands, 'a' and 'b' are f16");
 }
 
 namespace {
@@ -605,7 +786,7 @@ TEST(ManifestErrors, Workspace) {
   expectError(doc, "unknown buffer role 'scratch'");
   doc = withWorkspace();
   doc["kernels"][0]["params"][3]["role"] = "output";
-  expectError(doc, "parameter 'workspace' of op matmul must have role "
+  expectError(doc, "kernels[0] (matmul_0).ops: no op defines output "
                    "'workspace'");
   doc = withWorkspace();
   doc["functions"][0]["args"][0]["role"] = "workspace";
@@ -615,7 +796,8 @@ TEST(ManifestErrors, Workspace) {
                                          {"role", "workspace"},
                                          {"dtype", "f32"},
                                          {"shape", {8}}});
-  expectError(doc, "op add takes 3 parameters");
+  expectError(doc, "kernels[1] (add_1).params: a workspace (split-K) needs "
+                   "exactly one matmul in the kernel's ops, got 0");
 }
 
 TEST(ManifestErrors, WorkspaceShape) {
@@ -634,7 +816,8 @@ TEST(ManifestErrors, WorkspaceShape) {
   expectError(withWs({32 + 2 * 128 * 256}, "bf16"), "got bf16");
   json doc = withWorkspace();
   std::swap(doc["kernels"][0]["params"][2], doc["kernels"][0]["params"][3]);
-  expectError(doc, "'workspace' must be the last parameter");
+  expectError(doc, "kernels[0] (matmul_0).params[2]: the workspace parameter "
+                   "'workspace' must be the last parameter");
 }
 
 namespace {
@@ -1204,7 +1387,7 @@ TEST(ManifestErrors, TensorMapTensorFollowsTheOperand) {
   // A may not read it.
   json doc = withTma();
   json &k = doc["kernels"][0];
-  k["attrs"]["transpose_b"] = false;
+  k["ops"][0]["attrs"]["transpose_b"] = false;
   k["params"][1]["shape"] = {64, 256};
   doc["functions"][0]["args"][1]["shape"] = {64, 256};
   // (Its 64 rows are fewer than block_n: boxes of 64 rows.)

@@ -140,11 +140,10 @@ TEST(Reference, MaxMinPropagateNaN) {
 TEST(Reference, ComputeDispatch) {
   KernelSpec k;
   k.name = "rmsnorm_0";
-  k.op = OpKind::RmsNorm;
-  k.attrs.eps = 0.0;
   k.params = {{"input", Role::Input, DType::F32, {1, 2}},
               {"weight", Role::Input, DType::F32, {2}},
               {"result", Role::Output, DType::BF16, {1, 2}}};
+  k.ops = {opOverParams(OpKind::RmsNorm, {}, k.params)}; // eps 0
   HostTensor x = t({1, 2}, {3.0, 4.0}), w = t({2}, {1.0, 2.0});
   Expected<HostTensor> y = ref::compute(k, {{"input", &x}, {"weight", &w}});
   ASSERT_TRUE(y.ok()) << y.error();
@@ -164,19 +163,30 @@ TEST(Reference, ComputeDispatch) {
   EXPECT_NE(bad.error().find("input 'weight' has shape [3]"),
             std::string::npos);
 
+  // A matmul: the exact product in double (kopt-run uses cuBLAS for a
+  // kernel that is one matmul, the CPU for a matmul in a chain).
   KernelSpec mm;
   mm.name = "mm";
-  mm.op = OpKind::Matmul;
-  mm.params = {{"result", Role::Output, DType::F32, {1, 1}}};
+  mm.params = {{"a", Role::Input, DType::F32, {2, 3}},
+               {"b", Role::Input, DType::F32, {2, 3}},
+               {"result", Role::Output, DType::F32, {2, 2}}};
+  OpAttrs transposeB;
+  transposeB.transposeB = true;
+  mm.ops = {opOverParams(OpKind::Matmul, transposeB, mm.params)};
+  HostTensor a = t({2, 3}, {1, 2, 3, 4, 5, 6}),
+             b = t({2, 3}, {1, 0, 1, 0, 1, 0});
+  Expected<HostTensor> c = ref::compute(mm, {{"a", &a}, {"b", &b}});
+  ASSERT_TRUE(c.ok()) << c.error();
+  expectNear(*c, {4, 2, 10, 5});
+  // Without its inputs: an error.
   EXPECT_FALSE(ref::compute(mm, {}).ok());
 
   // reduce with a keepdim result shape
   KernelSpec red;
   red.name = "r";
-  red.op = OpKind::Reduce;
-  red.attrs.reduceKind = ReduceKind::Sum;
   red.params = {{"input", Role::Input, DType::F32, {2, 2}},
                 {"result", Role::Output, DType::F32, {2, 1}}};
+  red.ops = {opOverParams(OpKind::Reduce, {}, red.params)}; // sum
   HostTensor rx = t({2, 2}, {1, 2, 3, 4});
   Expected<HostTensor> ry = ref::compute(red, {{"input", &rx}});
   ASSERT_TRUE(ry.ok()) << ry.error();
@@ -193,4 +203,91 @@ TEST(Reference, Pack) {
   expectNear(q, {1, 4, 0, 2, 5, 0, 3, 6, 0});
   // Without padding, the transpose alone.
   expectNear(ref::pack(x, true, {3, 2}), {1, 4, 2, 5, 3, 6});
+}
+
+TEST(Reference, TwoOpChain) {
+  // add -> rmsnorm: y = rmsnorm(a + b, weight), eps 0, through a value t.
+  KernelSpec k;
+  k.name = "add_rmsnorm_0";
+  k.params = {{"a", Role::Input, DType::F32, {1, 2}},
+              {"b", Role::Input, DType::F32, {2}},
+              {"w", Role::Input, DType::F32, {2}},
+              {"y", Role::Output, DType::BF16, {1, 2}}};
+  k.values = {{"t", Role::Input, DType::F32, {1, 2}}};
+  OpSpec add, norm;
+  add.kind = OpKind::Add;
+  add.operands = {{"lhs", "a"}, {"rhs", "b"}};
+  add.result = "t";
+  norm.kind = OpKind::RmsNorm;
+  norm.operands = {{"input", "t"}, {"weight", "w"}};
+  norm.result = "y";
+  k.ops = {add, norm};
+  ASSERT_TRUE(validateOps(k, "k").ok()) << validateOps(k, "k").message();
+
+  HostTensor a = t({1, 2}, {1, 2}), b = t({2}, {2, 2}), w = t({2}, {1, 2});
+  Expected<std::map<std::string, HostTensor>> out =
+      ref::evaluate(k, {{"a", &a}, {"b", &b}, {"w", &w}});
+  ASSERT_TRUE(out.ok()) << out.error();
+  ASSERT_EQ(out->size(), 1u);
+  // t = [3, 4]; mean(t^2) = 12.5.
+  double r = std::sqrt(12.5);
+  expectNear(out->at("y"), {3 / r, 8 / r});
+  EXPECT_EQ(out->at("y").shape, (Shape{1, 2}));
+  // compute() gives the first output.
+  Expected<HostTensor> y = ref::compute(k, {{"a", &a}, {"b", &b}, {"w", &w}});
+  ASSERT_TRUE(y.ok()) << y.error();
+  expectNear(*y, {3 / r, 8 / r});
+  // A missing input of a later op is caught before anything runs.
+  EXPECT_NE(ref::evaluate(k, {{"a", &a}, {"b", &b}})
+                .error()
+                .find("input 'w' not given"),
+            std::string::npos);
+}
+
+TEST(Reference, ThreeOpChain) {
+  // matmul -> add bias -> gelu: y = gelu(x w^T + bias), two values between.
+  KernelSpec k;
+  k.name = "matmul_add_gelu_0";
+  k.params = {{"x", Role::Input, DType::BF16, {2, 2}},
+              {"w", Role::Input, DType::BF16, {2, 2}},
+              {"bias", Role::Input, DType::F32, {2}},
+              {"y", Role::Output, DType::F32, {2, 2}}};
+  k.values = {{"t0", Role::Input, DType::F32, {2, 2}},
+              {"t1", Role::Input, DType::F32, {2, 2}}};
+  OpSpec mm, add, gelu;
+  mm.kind = OpKind::Matmul;
+  mm.attrs.transposeB = true;
+  mm.operands = {{"a", "x"}, {"b", "w"}};
+  mm.result = "t0";
+  add.kind = OpKind::Add;
+  add.operands = {{"lhs", "t0"}, {"rhs", "bias"}};
+  add.result = "t1";
+  gelu.kind = OpKind::Gelu; // approximate none: 0.5 v (1 + erf(v / sqrt 2))
+  gelu.operands = {{"input", "t1"}};
+  gelu.result = "y";
+  k.ops = {mm, add, gelu};
+  ASSERT_TRUE(validateOps(k, "k").ok()) << validateOps(k, "k").message();
+
+  // x w^T = [[1 2] [3 4]] [[1 0] [1 2]] = [[3 4] [7 8]]; + [-1 -3] =
+  // [[2 1] [6 5]].
+  HostTensor x = t({2, 2}, {1, 2, 3, 4}), w = t({2, 2}, {1, 1, 0, 2}),
+             bias = t({2}, {-1, -3});
+  Expected<std::map<std::string, HostTensor>> out =
+      ref::evaluate(k, {{"x", &x}, {"w", &w}, {"bias", &bias}});
+  ASSERT_TRUE(out.ok()) << out.error();
+  expectNear(out->at("y"), {1.9544997361036416, 0.8413447460685429,
+                            5.999999994080474, 4.999998566742141});
+
+  // A kernel with two outputs, the second read from the first: both kept.
+  KernelSpec two = k;
+  two.params.push_back({"z", Role::Output, DType::F32, {2, 2}});
+  two.values.pop_back();
+  two.ops[1].result = "z"; // t1 is now the output z, which gelu reads
+  two.ops[2].operands = {{"input", "z"}};
+  ASSERT_TRUE(validateOps(two, "k").ok()) << validateOps(two, "k").message();
+  out = ref::evaluate(two, {{"x", &x}, {"w", &w}, {"bias", &bias}});
+  ASSERT_TRUE(out.ok()) << out.error();
+  expectNear(out->at("z"), {2, 1, 6, 5});
+  expectNear(out->at("y"), {1.9544997361036416, 0.8413447460685429,
+                            5.999999994080474, 4.999998566742141});
 }

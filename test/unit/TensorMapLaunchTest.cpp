@@ -14,7 +14,7 @@
 
 #include "FakeCuda/FakeCudaHooks.h"
 #include "kopt/Runtime/ArgPack.h"
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>

@@ -18,11 +18,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Check.h"
 #include "kopt/Runtime/Float16.h"
 #include "kopt/Runtime/Inputs.h"
-#include "kopt/Runtime/Manifest.h"
 #include "kopt/Runtime/Reference.h"
 #include "kopt/Runtime/Runtime.h"
 
@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -250,8 +251,33 @@ public:
   Status run(const KernelSpec &kernel, ojson &out, bool &passed);
 
 private:
+  /// The outputs of a kernel being checked: their parameter indices, their
+  /// values after the first launch and their references.
+  struct Outputs {
+    std::vector<size_t> indices;
+    std::vector<std::vector<uint8_t>> first;
+    std::vector<HostTensor> refs;
+    Tolerance tolerance;
+  };
+
   Expected<HostTensor> matmulReference(const KernelSpec &kernel,
                                        const std::vector<DevicePtr> &pointers);
+  /// Copies every output back after the first launch, computes the
+  /// references (cuBLAS for a graph of one matmul of two parameters, else
+  /// the CPU evaluation of the ops graph) and fills out["check"].
+  Status checkFirstLaunch(const KernelSpec &kernel,
+                          const std::vector<DevicePtr> &pointers,
+                          std::map<std::string, HostTensor> &inputs,
+                          Outputs &outputs, ojson &out, bool &passed);
+  /// Warm-up launches, then opts.runs timed runs, each after an L2 flush:
+  /// out["time"], "gbps" and, with a matmul, "flops" and "gflops".
+  Status timeKernel(const KernelSpec &kernel, Function fn, void **args,
+                    ojson &out);
+  /// Checks the outputs again after the timed runs (a changing result points
+  /// at a race): out["check"]["after_timing"].
+  Status checkAfterTiming(const KernelSpec &kernel,
+                          const std::vector<DevicePtr> &pointers,
+                          const Outputs &outputs, ojson &out, bool &passed);
 
   CudaContext &ctx;
   Stream stream;
@@ -271,23 +297,25 @@ Runner::matmulReference(const KernelSpec &kernel,
       return c.status();
     cublas = c.take();
   }
-  const TensorSpec &a = *kernel.findParam("a");
-  const TensorSpec &result = *kernel.findParam("result");
+  // The kernel's graph is one matmul of two parameters (see run()).
+  const OpSpec &op = kernel.ops.front();
+  const TensorSpec &a = *kernel.findParam(*op.operand("a"));
+  const TensorSpec &result = *kernel.findParam(op.result);
   int64_t m = result.shape[0], n = result.shape[1];
-  int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
+  int64_t k = op.attrs.transposeA ? a.shape[0] : a.shape[1];
   DevicePtr aPtr = 0, bPtr = 0;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
-    if (kernel.params[i].name == "a")
+    if (kernel.params[i].name == *op.operand("a"))
       aPtr = pointers[i];
-    if (kernel.params[i].name == "b")
+    if (kernel.params[i].name == *op.operand("b"))
       bPtr = pointers[i];
   }
   Expected<DeviceBuffer> refBuf = ctx.allocate(m * n * 4);
   if (!refBuf.ok())
     return refBuf.status();
-  KOPT_RETURN_IF_ERROR(cublas->gemmRowMajorF32(
-      m, n, k, kernel.attrs.transposeA, kernel.attrs.transposeB, a.dtype, aPtr,
-      bPtr, refBuf->get(), stream));
+  KOPT_RETURN_IF_ERROR(
+      cublas->gemmRowMajorF32(m, n, k, op.attrs.transposeA, op.attrs.transposeB,
+                              a.dtype, aPtr, bPtr, refBuf->get(), stream));
   KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("cuBLAS reference"));
   std::vector<float> host(static_cast<size_t>(m * n));
   KOPT_RETURN_IF_ERROR(ctx.copyToHost(host.data(), refBuf->get(), m * n * 4));
@@ -297,12 +325,176 @@ Runner::matmulReference(const KernelSpec &kernel,
   return std::move(ref);
 }
 
+Status Runner::checkFirstLaunch(const KernelSpec &kernel,
+                                const std::vector<DevicePtr> &pointers,
+                                std::map<std::string, HostTensor> &inputs,
+                                Outputs &outputs, ojson &out, bool &passed) {
+  const std::vector<size_t> &indices = outputs.indices;
+  outputs.first.resize(indices.size());
+  outputs.refs.resize(indices.size());
+  for (size_t o = 0; o < indices.size(); ++o) {
+    const TensorSpec &p = kernel.params[indices[o]];
+    outputs.first[o].resize(static_cast<size_t>(p.numBytes()));
+    KOPT_RETURN_IF_ERROR(ctx.copyToHost(outputs.first[o].data(),
+                                        pointers[indices[o]], p.numBytes()));
+  }
+  const OpSpec *single = kernel.singleOp();
+  bool useCublas = single && single->kind == OpKind::Matmul &&
+                   kernel.findParam(*single->operand("a")) &&
+                   kernel.findParam(*single->operand("b"));
+  const char *referenceName = useCublas ? "cublas-gemmex-f32" : "cpu-float64";
+  if (useCublas) {
+    Expected<HostTensor> r = matmulReference(kernel, pointers);
+    if (!r.ok())
+      return r.status();
+    outputs.refs.front() = r.take();
+  } else {
+    std::map<std::string, const HostTensor *> views;
+    for (const auto &entry : inputs)
+      views[entry.first] = &entry.second;
+    Expected<std::map<std::string, HostTensor>> r =
+        ref::evaluate(kernel, views);
+    if (!r.ok())
+      return r.status();
+    for (size_t o = 0; o < indices.size(); ++o)
+      outputs.refs[o] = std::move((*r)[kernel.params[indices[o]].name]);
+  }
+  // "check" is the first failing output's (or the first output's); with
+  // several outputs "outputs" has each one's.
+  ojson perOutput = ojson::object();
+  std::optional<size_t> shown;
+  for (size_t o = 0; o < indices.size(); ++o) {
+    const TensorSpec &p = kernel.params[indices[o]];
+    CheckResult c = checkOutput(outputs.first[o].data(), p.dtype,
+                                outputs.refs[o].data.data(), p.numElements(),
+                                outputs.tolerance);
+    perOutput[p.name] = checkJson(c, referenceName);
+    if (!c.passed && passed) {
+      passed = false;
+      shown = o;
+    }
+  }
+  if (!indices.empty()) {
+    out["check"] = perOutput[kernel.params[indices[shown.value_or(0)]].name];
+    if (indices.size() > 1)
+      out["check"]["outputs"] = perOutput;
+  }
+  return Status::success();
+}
+
+Status Runner::checkAfterTiming(const KernelSpec &kernel,
+                                const std::vector<DevicePtr> &pointers,
+                                const Outputs &outputs, ojson &out,
+                                bool &passed) {
+  if (outputs.indices.empty())
+    return Status::success();
+  ojson after;
+  bool identical = true;
+  for (size_t o = 0; o < outputs.indices.size(); ++o) {
+    const TensorSpec &p = kernel.params[outputs.indices[o]];
+    std::vector<uint8_t> last(outputs.first[o].size());
+    KOPT_RETURN_IF_ERROR(ctx.copyToHost(
+        last.data(), pointers[outputs.indices[o]], p.numBytes()));
+    if (last == outputs.first[o])
+      continue;
+    identical = false;
+    CheckResult c =
+        checkOutput(last.data(), p.dtype, outputs.refs[o].data.data(),
+                    p.numElements(), outputs.tolerance);
+    if (after.is_null() || (!c.passed && after["passed"] == true)) {
+      after["passed"] = c.passed;
+      after["rel_err"] = c.relErr;
+      after["reason"] = c.reason;
+      if (outputs.indices.size() > 1)
+        after["output"] = p.name;
+    }
+    if (!c.passed && passed) {
+      passed = false;
+      out["check"]["passed"] = false;
+      out["check"]["reason"] = "after the timed runs: " + c.reason;
+    }
+  }
+  ojson record;
+  record["identical"] = identical;
+  if (identical) {
+    record["passed"] = out["check"]["passed"];
+  } else {
+    for (auto it = after.begin(); it != after.end(); ++it)
+      record[it.key()] = it.value();
+  }
+  out["check"]["after_timing"] = record;
+  return Status::success();
+}
+
+Status Runner::timeKernel(const KernelSpec &kernel, Function fn, void **args,
+                          ojson &out) {
+  if (!flush.get()) {
+    Expected<DeviceBuffer> f = ctx.allocate(kL2FlushBytes);
+    if (!f.ok())
+      return f.status().withContext("L2 flush buffer");
+    flush = f.take();
+  }
+  for (int64_t i = 0; i < opts.warmup; ++i)
+    KOPT_RETURN_IF_ERROR(ctx.launch(fn, kernel, args, stream));
+  KOPT_RETURN_IF_ERROR(
+      ctx.synchronize(stream).withContext("warm-up of '" + kernel.name + "'"));
+
+  EventSet events{ctx, {}};
+  for (int64_t i = 0; i < 2 * opts.runs; ++i) {
+    Expected<Event> e = ctx.createEvent();
+    if (!e.ok())
+      return e.status();
+    events.events.push_back(*e);
+  }
+  for (int64_t i = 0; i < opts.runs; ++i) {
+    KOPT_RETURN_IF_ERROR(
+        ctx.memsetAsync(flush.get(), 0, kL2FlushBytes, stream));
+    KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i], stream));
+    KOPT_RETURN_IF_ERROR(ctx.launch(fn, kernel, args, stream));
+    KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i + 1], stream));
+  }
+  KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("timed runs of '" +
+                                                           kernel.name + "'"));
+  std::vector<double> ms;
+  for (int64_t i = 0; i < opts.runs; ++i) {
+    Expected<float> t =
+        ctx.elapsedMs(events.events[2 * i], events.events[2 * i + 1]);
+    if (!t.ok())
+      return t.status();
+    ms.push_back(*t);
+  }
+  TimeStats s = summarize(ms);
+  out["time"] = {{"median_ms", s.medianMs},
+                 {"min_ms", s.minMs},
+                 {"max_ms", s.maxMs},
+                 {"mean_ms", s.meanMs},
+                 {"runs", opts.runs},
+                 {"warmup", opts.warmup},
+                 {"l2_flush_bytes", kL2FlushBytes}};
+  out["gbps"] = s.medianMs > 0
+                    ? double(kernel.totalParamBytes()) / (s.medianMs * 1e6)
+                    : 0.0;
+  if (const OpSpec *mm = kernel.findOp(OpKind::Matmul)) {
+    // The matmul's flops (2 M N K); an epilogue's are not counted.
+    const TensorSpec &a = *kernel.findValue(*mm->operand("a"));
+    const TensorSpec &c = *kernel.findValue(mm->result);
+    int64_t k = mm->attrs.transposeA ? a.shape[0] : a.shape[1];
+    int64_t flops = 2 * c.shape[0] * c.shape[1] * k;
+    out["flops"] = flops;
+    out["gflops"] = s.medianMs > 0 ? double(flops) / (s.medianMs * 1e6) : 0.0;
+  }
+  return Status::success();
+}
+
 Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   passed = true;
   out["name"] = kernel.name;
-  out["op"] = opName(kernel.op);
+  // "op": the op, or the chain "matmul+add+gelu"; "attrs": a single op's.
+  out["op"] = kernel.opsName();
   out["class"] = kernelClassName(kernel.cls);
-  out["attrs"] = ojson::parse(kernel.attrsJson, nullptr, false);
+  if (const OpSpec *op = kernel.singleOp())
+    out["attrs"] = ojson::parse(writeOpAttrs(*op), nullptr, false);
+  out["ops"] = ojson::parse(writeOps(kernel), nullptr, false);
   ojson params = ojson::array();
   for (const TensorSpec &p : kernel.params)
     params.push_back({{"name", p.name},
@@ -382,126 +574,28 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("first launch of '" +
                                                            kernel.name + "'"));
 
-  // Only "result" is an output in manifest version 1.
-  size_t resultIndex = 0;
+  Outputs outputs;
   for (size_t i = 0; i < kernel.params.size(); ++i)
-    if (kernel.params[i].name == "result")
-      resultIndex = i;
-  const TensorSpec &result = kernel.params[resultIndex];
-  std::vector<uint8_t> firstOutput;
-  HostTensor ref;
-  // By the result's dtype; a matmul with tf32 gets f16's (Check.h), while
-  // its reference below stays the exact f32 product (cuBLAS with
+    if (kernel.params[i].role == Role::Output)
+      outputs.indices.push_back(i);
+  // By the output's dtype; a matmul with tf32 gets f16's (Check.h), while
+  // its reference stays the exact f32 product (cuBLAS with
   // CUBLAS_COMPUTE_32F in the default math mode does not use TF32).
-  Tolerance tolerance = toleranceFor(kernel);
-  const char *referenceName =
-      kernel.op == OpKind::Matmul ? "cublas-gemmex-f32" : "cpu-float64";
-  if (opts.check) {
-    firstOutput.resize(static_cast<size_t>(result.numBytes()));
-    KOPT_RETURN_IF_ERROR(ctx.copyToHost(
-        firstOutput.data(), pointers[resultIndex], result.numBytes()));
-    if (kernel.op == OpKind::Matmul) {
-      Expected<HostTensor> r = matmulReference(kernel, pointers);
-      if (!r.ok())
-        return r.status();
-      ref = r.take();
-    } else {
-      std::map<std::string, const HostTensor *> views;
-      for (const auto &entry : inputs)
-        views[entry.first] = &entry.second;
-      Expected<HostTensor> r = ref::compute(kernel, views);
-      if (!r.ok())
-        return r.status();
-      ref = r.take();
-    }
-    inputs.clear(); // free host memory before timing
-    CheckResult c =
-        checkOutput(firstOutput.data(), result.dtype, ref.data.data(),
-                    result.numElements(), tolerance);
-    passed = c.passed;
-    out["check"] = checkJson(c, referenceName);
-  }
-  inputs.clear();
+  outputs.tolerance = toleranceFor(kernel);
+  if (opts.check)
+    KOPT_RETURN_IF_ERROR(
+        checkFirstLaunch(kernel, pointers, inputs, outputs, out, passed));
+  inputs.clear(); // free host memory before timing
 
   int64_t bytes = kernel.totalParamBytes();
   out["bytes"] = bytes;
   if (opts.time) {
-    if (!flush.get()) {
-      Expected<DeviceBuffer> f = ctx.allocate(kL2FlushBytes);
-      if (!f.ok())
-        return f.status().withContext("L2 flush buffer");
-      flush = f.take();
-    }
-    for (int64_t i = 0; i < opts.warmup; ++i)
-      KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
-    KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext(
-        "warm-up of '" + kernel.name + "'"));
-
-    EventSet events{ctx, {}};
-    for (int64_t i = 0; i < 2 * opts.runs; ++i) {
-      Expected<Event> e = ctx.createEvent();
-      if (!e.ok())
-        return e.status();
-      events.events.push_back(*e);
-    }
-    for (int64_t i = 0; i < opts.runs; ++i) {
-      KOPT_RETURN_IF_ERROR(
-          ctx.memsetAsync(flush.get(), 0, kL2FlushBytes, stream));
-      KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i], stream));
-      KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
-      KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i + 1], stream));
-    }
-    KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext(
-        "timed runs of '" + kernel.name + "'"));
-    std::vector<double> ms;
-    for (int64_t i = 0; i < opts.runs; ++i) {
-      Expected<float> t =
-          ctx.elapsedMs(events.events[2 * i], events.events[2 * i + 1]);
-      if (!t.ok())
-        return t.status();
-      ms.push_back(*t);
-    }
-    TimeStats s = summarize(ms);
-    out["time"] = {{"median_ms", s.medianMs},
-                   {"min_ms", s.minMs},
-                   {"max_ms", s.maxMs},
-                   {"mean_ms", s.meanMs},
-                   {"runs", opts.runs},
-                   {"warmup", opts.warmup},
-                   {"l2_flush_bytes", kL2FlushBytes}};
-    out["gbps"] = s.medianMs > 0 ? double(bytes) / (s.medianMs * 1e6) : 0.0;
-    if (kernel.op == OpKind::Matmul) {
-      const TensorSpec &a = *kernel.findParam("a");
-      int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
-      int64_t flops = 2 * result.shape[0] * result.shape[1] * k;
-      out["flops"] = flops;
-      out["gflops"] = s.medianMs > 0 ? double(flops) / (s.medianMs * 1e6) : 0.0;
-    }
-
+    KOPT_RETURN_IF_ERROR(timeKernel(kernel, *fn, pack->data(), out));
     // The output after the timed runs should still pass: a change beyond
     // rounding points at a race.
-    if (opts.check) {
-      std::vector<uint8_t> last(firstOutput.size());
-      KOPT_RETURN_IF_ERROR(ctx.copyToHost(last.data(), pointers[resultIndex],
-                                          result.numBytes()));
-      ojson after;
-      after["identical"] = last == firstOutput;
-      if (last != firstOutput) {
-        CheckResult c = checkOutput(last.data(), result.dtype, ref.data.data(),
-                                    result.numElements(), tolerance);
-        after["passed"] = c.passed;
-        after["rel_err"] = c.relErr;
-        after["reason"] = c.reason;
-        if (!c.passed) {
-          passed = false;
-          out["check"]["passed"] = false;
-          out["check"]["reason"] = "after the timed runs: " + c.reason;
-        }
-      } else {
-        after["passed"] = out["check"]["passed"];
-      }
-      out["check"]["after_timing"] = after;
-    }
+    if (opts.check)
+      KOPT_RETURN_IF_ERROR(
+          checkAfterTiming(kernel, pointers, outputs, out, passed));
   }
   return Status::success();
 }

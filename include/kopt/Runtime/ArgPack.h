@@ -10,8 +10,8 @@
 #ifndef KOPT_RUNTIME_ARGPACK_H
 #define KOPT_RUNTIME_ARGPACK_H
 
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/Error.h"
-#include "kopt/Runtime/Manifest.h"
 
 #include <cstdint>
 #include <vector>

@@ -10,7 +10,8 @@
 #ifndef KOPT_RUNTIME_CHECK_H
 #define KOPT_RUNTIME_CHECK_H
 
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
+#include "kopt/Runtime/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -30,8 +31,9 @@ struct Tolerance {
 /// inputs: the tolerance follows the output dtype).
 Tolerance toleranceFor(DType outputDtype);
 
-/// The tolerance for `kernel`'s `result`: toleranceFor(its dtype), except for
-/// a matmul with `tf32` (TF32 allowed, f32 operands), whose inputs are treated
+/// The tolerance for `kernel`'s output: toleranceFor(the dtype of its first
+/// output parameter), except for a kernel with a matmul with `tf32` (TF32
+/// allowed, f32 operands), whose inputs are treated
 /// as f16-precision: at least toleranceFor(DType::F16), i.e. relative error
 /// 2e-3 for an f32 result (see Check.cpp for why). Its reference stays the
 /// exact f32 product.

@@ -10,7 +10,8 @@
 #ifndef KOPT_RUNTIME_FLOAT16_H
 #define KOPT_RUNTIME_FLOAT16_H
 
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
+#include "kopt/Runtime/Error.h"
 
 #include <cstdint>
 #include <vector>

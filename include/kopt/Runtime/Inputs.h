@@ -12,7 +12,8 @@
 #ifndef KOPT_RUNTIME_INPUTS_H
 #define KOPT_RUNTIME_INPUTS_H
 
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
+#include "kopt/Runtime/Error.h"
 #include "kopt/Runtime/Reference.h"
 
 #include <cstdint>
@@ -34,8 +35,9 @@ struct InputDistribution {
 };
 
 /// The distribution for input parameter `param` of `kernel`: uniform(-1, 1)
-/// by default; uniform(0.1, 4) for the input of sqrt and rsqrt; magnitude
-/// uniform in [0.5, 2) with a random sign for the rhs of div.
+/// by default; uniform(0.1, 4) when an op of the kernel's graph reads it as
+/// the input of sqrt or rsqrt; magnitude uniform in [0.5, 2) with a random
+/// sign when one reads it as the rhs of div.
 InputDistribution inputDistribution(const KernelSpec &kernel,
                                     const TensorSpec &param);
 

@@ -1,9 +1,12 @@
 //===- Reference.h - CPU float64 references for kopt ops --------*- C++ -*-===//
 //
-// Independent host references for every op of docs/manifest.md except matmul
-// (whose reference is cuBLAS, see Runtime.h). Inputs are the exact values the
-// GPU saw (bf16/f16 decoded to double); everything is computed in double.
-// Large tensors are split over threads (Parallel.h).
+// Independent host references for every op of docs/manifest.md and for a
+// kernel's whole ops graph (evaluate: the ops in order, every intermediate
+// value kept in double), so that a fused kernel is checked like a single op.
+// kopt-run checks a kernel whose graph is one matmul against cuBLAS instead
+// (Runtime.h): the float64 product is slow for large shapes. Inputs are the
+// exact values the GPU saw (bf16/f16 decoded to double); everything is
+// computed in double. Large tensors are split over threads (Parallel.h).
 //
 // Semantics:
 //  - add sub mul div max min: numpy broadcasting of lhs and rhs to the result
@@ -16,14 +19,15 @@
 //    dimension. rmsnorm: y = x / sqrt(mean(x^2) + eps) * w. layernorm:
 //    y = (x - mean) / sqrt(var + eps) * w + b with the biased variance.
 //    Weight and bias are optional.
+//  - matmul: the exact product in double; pack: a zero-padded copy.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KOPT_RUNTIME_REFERENCE_H
 #define KOPT_RUNTIME_REFERENCE_H
 
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/Error.h"
-#include "kopt/Runtime/Manifest.h"
 
 #include <map>
 #include <string>
@@ -71,10 +75,28 @@ HostTensor rmsnorm(const HostTensor &x, const HostTensor *weight, double eps);
 HostTensor layernorm(const HostTensor &x, const HostTensor *weight,
                      const HostTensor *bias, double eps);
 
-/// The reference result of `kernel` (its "result" parameter, with that
-/// parameter's shape) from its inputs, keyed by parameter name. Fails for
-/// matmul (its reference is cuBLAS) and when an input is missing or has the
-/// wrong element count.
+/// C = op(A) op(B) (op = transpose when asked) in double: `a` [M, K] (or
+/// [K, M] with transposeA), `b` [K, N] (or [N, K] with transposeB), 2-D.
+HostTensor matmul(const HostTensor &a, const HostTensor &b, bool transposeA,
+                  bool transposeB);
+
+/// One op of a kernel's graph on its operands (by operand name: "a", "lhs",
+/// "input", "weight", ...), giving a tensor of `resultShape`. The operands
+/// must fit the op (validateOps).
+Expected<HostTensor>
+evaluateOp(const OpSpec &op,
+           const std::map<std::string, const HostTensor *> &operands,
+           const Shape &resultShape);
+
+/// Evaluates `kernel`'s ops graph in order, in double, from its inputs (keyed
+/// by parameter name), keeping every intermediate value; returns the value of
+/// every output parameter, by name. Fails when an input is missing or has the
+/// wrong shape.
+Expected<std::map<std::string, HostTensor>>
+evaluate(const KernelSpec &kernel,
+         const std::map<std::string, const HostTensor *> &inputs);
+
+/// The reference of `kernel`'s first output parameter (evaluate).
 Expected<HostTensor>
 compute(const KernelSpec &kernel,
         const std::map<std::string, const HostTensor *> &inputs);

@@ -20,9 +20,9 @@
 #ifndef KOPT_RUNTIME_RUNTIME_H
 #define KOPT_RUNTIME_RUNTIME_H
 
+#include "kopt/Manifest/Manifest.h"
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Error.h"
-#include "kopt/Runtime/Manifest.h"
 #include "kopt/Runtime/Workspace.h"
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 #define KOPT_RUNTIME_WORKSPACE_H
 
 #include "kopt/Runtime/Error.h"
-#include "kopt/Runtime/Manifest.h"
+#include "kopt/Manifest/Manifest.h"
 
 #include <cstdint>
 #include <vector>

@@ -22,6 +22,8 @@
 #ifndef KOPT_SCHEDULE_SCHEDULE_H
 #define KOPT_SCHEDULE_SCHEDULE_H
 
+#include "kopt/Manifest/DType.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -128,11 +130,14 @@ struct MatmulSchedule {
   bool operator!=(const MatmulSchedule &o) const { return !(*this == o); }
 };
 
-/// Element types kopt compiles.
-enum class DType { F32, F16, BF16 };
-const char *toString(DType d);
-std::optional<DType> parseDType(const std::string &s);
-int64_t bytesOf(DType d);
+/// Element types kopt compiles: the manifest's (kopt/Manifest/DType.h), under
+/// the names the schedules use.
+using DType = kopt::manifest::DType;
+inline const char *toString(DType d) { return manifest::dtypeName(d); }
+inline std::optional<DType> parseDType(const std::string &s) {
+  return manifest::parseDType(s);
+}
+inline int64_t bytesOf(DType d) { return manifest::dtypeSize(d); }
 
 /// What a matmul kernel computes: C[M, N] = A[M, K] B[K, N] with f32
 /// accumulation; `aKContiguous` / `bKContiguous` say whether K is the

@@ -21,10 +21,15 @@ namespace kopt {
 /// each), concatenated. Fails with a diagnostic when there is none.
 mlir::FailureOr<std::string> extractPTX(mlir::ModuleOp module);
 
-/// The launch manifest of `module` as JSON text (docs/manifest.md, version 1).
-/// `ptxFileName` is recorded as the PTX file's name. Fails with a diagnostic at
-/// the offending launch when a launch has a non-constant dimension or a
-/// parameter that is not a static memref of f32, f16 or bf16.
+/// The launch manifest of `module` as JSON text (docs/manifest.md, version 2),
+/// filled from the module's launches and written by the manifest library
+/// (lib/Target/ManifestFromModule.cpp). `ptxFileName` is recorded as the PTX
+/// file's name. Runs the library's validator first (the rules the runtime's
+/// reader applies): fails with a diagnostic at the offending launch or
+/// function when a launch has a non-constant dimension or a parameter that is
+/// not a static memref of f32, f16 or bf16, when a kernel would break a rule
+/// of the manifest (an eps out of [0, 1], a tensor map that does not fit its
+/// schedule, ...), or when a name is not valid UTF-8.
 mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp module,
                                            llvm::StringRef ptxFileName,
                                            llvm::StringRef chip);

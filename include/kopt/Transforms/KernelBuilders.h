@@ -29,6 +29,7 @@
 #define KOPT_TRANSFORMS_KERNELBUILDERS_H
 
 #include "kopt/Dialect/Kopt/KoptDialect.h"
+#include "kopt/Manifest/Manifest.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -38,7 +39,8 @@
 
 namespace kopt {
 
-enum class KernelClass { Elementwise, Row, Matmul, Pack };
+/// The kernel builders' classes: the manifest's (kopt/Manifest/Manifest.h).
+using KernelClass = kopt::manifest::KernelClass;
 
 /// Name of a kernel class as the launch manifest writes it.
 llvm::StringRef stringifyKernelClass(KernelClass c);

@@ -305,15 +305,33 @@ func.func @rmsnorm_rank0(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @rmsnorm_negative_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
-  // expected-error @+1 {{'kopt.rmsnorm' op eps must be finite and non-negative, got -1.000000e-05}}
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be in [0, 1], got -1e-05}}
   %y = kopt.rmsnorm %x eps = -1.0e-05 : tensor<4x4096xf32>
   return %y : tensor<4x4096xf32>
 }
 
 // -----
 
+func.func @rmsnorm_eps_above_one(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  // The launch manifest's rule (kopt::manifest::epsError): kopt-run refuses
+  // an eps above 1, so the compiler does too.
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be in [0, 1], got 2}}
+  %y = kopt.rmsnorm %x eps = 2.0 : tensor<4x4096xf32>
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+func.func @layernorm_eps_above_one(%x: tensor<4x1600xf32>) -> tensor<4x1600xf32> {
+  // expected-error @+1 {{'kopt.layernorm' op eps must be in [0, 1], got 1.5}}
+  %y = kopt.layernorm %x eps = 1.5 : tensor<4x1600xf32>
+  return %y : tensor<4x1600xf32>
+}
+
+// -----
+
 func.func @rmsnorm_nan_eps(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
-  // expected-error @+1 {{'kopt.rmsnorm' op eps must be finite and non-negative, got nan}}
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be in [0, 1], got nan}}
   %y = kopt.rmsnorm %x eps = 0x7FC00000 : tensor<4x4096xf32>
   return %y : tensor<4x4096xf32>
 }
@@ -381,7 +399,7 @@ func.func @layernorm_rank0(%x: tensor<bf16>) -> tensor<bf16> {
 // -----
 
 func.func @layernorm_negative_eps(%x: tensor<4x1600xf32>) -> tensor<4x1600xf32> {
-  // expected-error @+1 {{'kopt.layernorm' op eps must be finite and non-negative, got -1.000000e+00}}
+  // expected-error @+1 {{'kopt.layernorm' op eps must be in [0, 1], got -1}}
   %y = kopt.layernorm %x eps = -1.0 : tensor<4x1600xf32>
   return %y : tensor<4x1600xf32>
 }
@@ -552,7 +570,7 @@ func.func @encoding(%x: tensor<4x8xf32, "enc">) -> tensor<4x8xf32, "enc"> {
 // -----
 
 func.func @infinite_eps(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'kopt.rmsnorm' op eps must be finite and non-negative, got INF}}
+  // expected-error @+1 {{'kopt.rmsnorm' op eps must be in [0, 1], got inf}}
   %y = kopt.rmsnorm %x eps = 0x7F800000 : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }

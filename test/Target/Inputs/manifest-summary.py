@@ -26,10 +26,16 @@ def main():
     kernels = {}
     for k in m["kernels"]:
         kernels[k["name"]] = k
-        attrs = json.dumps(k.get("attrs", {}), sort_keys=True)
-        print(f"kernel {k['name']} class={k.get('class')} op={k.get('op')} attrs={attrs} "
+        print(f"kernel {k['name']} class={k.get('class')} "
               f"grid={dims(k['grid'])} block={dims(k['block'])} "
               f"smem={k['dynamic_shared_bytes']}")
+        # The ops graph (version 2): kind, attributes, operands -> result.
+        for op in k["ops"]:
+            attrs = json.dumps(op.get("attrs", {}), sort_keys=True)
+            operands = " ".join(f"{n}={v}" for n, v in op["operands"].items())
+            print(f"  op {op['op']} attrs={attrs} {operands} -> {op['result']}")
+        for v in k.get("values", []):
+            print(f"  value {v['name']} {v['dtype']} {dims(v['shape'])}")
         for p in k["params"]:
             print(f"  param {p['name']} {p['role']} {p['dtype']} {dims(p['shape'])}")
     for fn in m["functions"]:

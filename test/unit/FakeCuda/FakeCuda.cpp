@@ -278,6 +278,34 @@ template <int MapArg> void matmulTma(void **a) {
     }
 }
 
+/// A fused kernel (fused.json): y = gelu(x w^T + bias), x [32, 48], w
+/// [40, 48], bias [40], f32, gelu without approximation.
+void matmulBiasGeluF32(void **a) {
+  const int M = 32, N = 40, K = 48;
+  const float *x = arg<float>(a, 0), *w = arg<float>(a, 1),
+              *bias = arg<float>(a, 2);
+  float *out = arg<float>(a, 3);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float acc = 0;
+      for (int k = 0; k < K; ++k)
+        acc += x[i * K + k] * w[j * K + k];
+      float v = acc + bias[j];
+      out[i * N + j] = 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f)));
+    }
+}
+
+/// A kernel of two outputs (fused.json): s = lhs + rhs, e = exp(s), f32
+/// [1000]; `wrongSecond` spoils e.
+template <bool wrongSecond> void addExpF32(void **a) {
+  const float *lhs = arg<float>(a, 0), *rhs = arg<float>(a, 1);
+  float *s = arg<float>(a, 2), *e = arg<float>(a, 3);
+  for (int i = 0; i < 1000; ++i) {
+    s[i] = lhs[i] + rhs[i];
+    e[i] = std::exp(s[i]) * (wrongSecond ? 1.01f : 1.0f);
+  }
+}
+
 const std::map<std::string, FakeKernel> &kernels() {
   static const std::map<std::string, FakeKernel> k = {
       {"add_bcast_f32",
@@ -312,6 +340,10 @@ const std::map<std::string, FakeKernel> &kernels() {
       // The same kernel under a manifest entry without tf32 (exact f32).
       {"matmul_nt_tf32_exact",
        {{32 * 48 * 4, 40 * 48 * 4, 32 * 40 * 4}, matmulTf32}},
+      {"matmul_bias_gelu_f32",
+       {{32 * 48 * 4, 40 * 48 * 4, 40 * 4, 32 * 40 * 4}, matmulBiasGeluF32}},
+      {"add_exp_f32", {{4000, 4000, 4000, 4000}, addExpF32<false>}},
+      {"add_exp_wrong_f32", {{4000, 4000, 4000, 4000}, addExpF32<true>}},
       {"matmul_tma_bf16",
        {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmulTma<3>, 2}},
       {"matmul_tma_splitk_bf16",
