@@ -1,14 +1,12 @@
 #!/usr/bin/env python3
 """Unit tests of the schedule-sweep runner's GPU-free parts (bench/run_sweep.py):
-the index and manifest checks (TMA tensor maps included, against the schedule),
---dry-run, the PTX loaders' launch parameters with TMA tensor maps and their check of
-the PTX entry's parameter count (a fake libcuda, with and without
-cuFuncGetParamInfo), the record, the
-summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
+the index and manifest checks (kopt's C++ reader through the package, TMA tensor
+maps against the schedule included, then the sweep's own), --dry-run, the record,
+the summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
 CUDA error or a hang; the deadline) with a fake worker that needs no torch and no
-GPU. TMA stores (tma_store = true: a map of the output): the manifest check, the
-loaders' encoding from the output's address, compile_sweep.py's --tma-store mode
-(with fake tools) and --dry-run on it. TF32 problems ("tf32": true):
+GPU. TMA stores (tma_store = true: a map of the output): the manifest check,
+compile_sweep.py's --tma-store mode (with fake tools) and --dry-run on it. (The
+launch through the package: bench/test_package_launch.py.) TF32 problems ("tf32": true):
 bench/compile_sweep.py's kopt text, ids, kopt-space flags, tf32_candidates() and
 its --tf32 mode (with fake kopt-space, kopt-opt and ptxas), the index and manifest
 checks, the tolerance, and cuBLAS run with allow_tf32 (a fake torch).
@@ -18,7 +16,6 @@ checks, the tolerance, and cuBLAS run with allow_tf32 (a fake torch).
 Run with --fake-worker PLAN, this file is the fake worker the driver tests start.
 """
 import contextlib
-import ctypes
 import io
 import json
 import os
