@@ -5,9 +5,9 @@ Used by bench/gen_mlir.py (kopt .mlir per problem), bench/compile_suite.py (the
 compile-only mode), bench/run_suite.py (the GPU runner: PyTorch source of each
 problem, FLOPs, bytes, roofline times, SOL scores, aggregates) and
 bench/report.py (Markdown and plots). docs/benchmarking.md describes the format
-and every figure. At the end: the TMA tensor maps of a launch manifest's kernel
-(kernels[].tensor_maps, docs/manifest.md) checked and turned into the arguments of
-cuTensorMapEncodeTiled, shared by the manifest checks and both PTX loaders.
+and every figure. Launch manifests are checked, loaded and launched by kopt's C++
+runtime through the Python package (python/kopt: kopt.validate_manifest, kopt.load,
+Function.launch), not here.
 
 A problem is a small graph of kopt ops (docs/ops.md) over named tensors:
 
@@ -26,6 +26,7 @@ import math
 import os
 import re
 import statistics
+import sys
 
 SUITE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suite.json")
 
@@ -634,72 +635,13 @@ def aggregate(records, peers=PEERS):
     return agg
 
 
-# ======================================================================= launch manifests:
-# TMA tensor maps (kernels[].tensor_maps, docs/manifest.md)
-#
-# A matmul kernel built with `copy = tma` (maps of its inputs a and b) or with
-# `tma_store = true` (a map of its output, the last) takes, after its `params` (and
-# after the split-K workspace, which is one of them), one .u64 parameter per entry of
-# `tensor_maps`: the device address of a 128-byte CUtensorMap that the runtime encodes
-# with cuTensorMapEncodeTiled from the device buffer bound to the named parameter (an
-# input or an output; never a workspace). `functions[].launches[].args` bind only
-# `params`: a map is not a tensor.
+# ======================================================================= the kopt package
 
-class ManifestError(ValueError):
-    """A malformed launch manifest; the message names the field, e.g.
-    `kernels[0].tensor_maps[1].box[0]: 512 is out of range (1 to 256)`."""
-
-
-# cuda.h (CUDA 12 and 13) enum values for cuTensorMapEncodeTiled.
-TMAP_DATA_TYPE = {"f16": 6, "f32": 7, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_FLOAT16/FLOAT32/BFLOAT16
-TMAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}       # CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B
-TMAP_INTERLEAVE_NONE = 0                          # CU_TENSOR_MAP_INTERLEAVE_NONE
-TMAP_L2_PROMOTION_256B = 3                        # CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-TMAP_OOB_FILL_NONE = 0                            # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
-TMAP_BYTES = 128          # sizeof(CUtensorMap)
-TMAP_ALIGN = 64           # alignof(CUtensorMap): the device copy's address too
-TMAP_ADDRESS_ALIGN = 16   # the tensor's (global) address
-TMAP_MAX_RANK = 5
-TMAP_MAX_BOX = 256
-TMAP_MAX_DIM = 1 << 32
-TMAP_MAX_STRIDE = 1 << 40
-
-
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def json_type(x):
-    """The JSON type of a parsed value as the C++ parser names it in messages
-    ("an integer", "a number", "a string", "a boolean", "an array", "an object",
-    "null")."""
-    if isinstance(x, bool):
-        return "a boolean"
-    if isinstance(x, int):
-        return "an integer"
-    if isinstance(x, float):
-        return "a number"
-    if isinstance(x, str):
-        return "a string"
-    if isinstance(x, list):
-        return "an array"
-    if isinstance(x, dict):
-        return "an object"
-    return "null" if x is None else type(x).__name__
-
-
-def _json_int(x, at):
-    """x when it is a JSON integer that fits int64 (as the C++ parser reads it),
-    else ManifestError at `at`."""
-    if not _is_int(x) or x < -(1 << 63):
-        # nlohmann/json reads an integer below -2^63 as a floating-point number.
-        raise ManifestError(f"{at}: must be an integer, got "
-                            f"{'a number' if _is_int(x) else json_type(x)}")
-    if x >= 1 << 63:
-        raise ManifestError(f"{at}: integer out of range")
-    return x
-
-
+def import_kopt():
+    """The kopt Python package (python/kopt, over libkopt.so): the one on the path
+    (PYTHONPATH=<bundle>/python, or an installed wheel), else this source tree's
+    python/ folder (whose package finds build/lib/libkopt.so). Raises SuiteError
+    saying how to get it."""
 def kernel_ops(kernel):
     """The op kinds of a manifest (version 2) kernel's `ops`, in order."""
     ops = kernel.get("ops") if isinstance(kernel, dict) else None
@@ -713,355 +655,15 @@ def kernel_op_name(kernel):
     return "+".join(str(k) for k in kernel_ops(kernel))
 
 
-def tensor_map_entries(kernel):
-    """The kernel's `tensor_maps` as written ([] when absent; anything else, null
-    included, as it is: tensor_map_encode_args rejects what is not an array)."""
-    if not isinstance(kernel, dict) or "tensor_maps" not in kernel:
-        return []
-    return kernel["tensor_maps"]
-
-
-def tensor_map_encode_args(kernel, where="kernel"):
-    """The arguments of cuTensorMapEncodeTiled for each of `kernel`'s tensor maps, in
-    `tensor_maps` order (= the order of the extra .u64 parameters after `params`),
-    all but the global address, which is the device address bound to the parameter
-    `param` at launch (an input's, or the output's for a TMA store). Each is a dict:
-
-        tensor, param (index into params), data_type (CUtensorMapDataType), rank,
-        global_dim (the shape reversed: innermost first), global_strides (bytes of
-        dimensions 1 .. rank-1, dense row-major, innermost first), box,
-        element_strides (all 1), interleave, swizzle (CUtensorMapSwizzle; the
-        manifest's bytes in swizzle_bytes), l2_promotion, oob_fill
-
-    Pure (no CUDA). `where` prefixes the messages (e.g. "f.json: kernels[0]"); a
-    malformed entry raises ManifestError naming the field. Like the C++ parser,
-    the entries' types (tensor_maps an array, null included; boxes arrays of
-    integers) are checked for every entry before any entry's values. Which maps a
-    kernel takes (its op and schedule) is check_tensor_map_schedule's part."""
-    maps = tensor_map_entries(kernel)
-    if not isinstance(maps, list):
-        raise ManifestError(f"{where}.tensor_maps: must be an array, got {json_type(maps)}")
-    params = kernel.get("params")
-    if not isinstance(params, list):
-        raise ManifestError(f"{where}.params: must be a list")
-    index = {}
-    for i, p in enumerate(params):
-        if isinstance(p, dict) and isinstance(p.get("name"), str):
-            index.setdefault(p["name"], i)
-    for j, m in enumerate(maps):
-        w = f"{where}.tensor_maps[{j}]"
-        if not isinstance(m, dict):
-            raise ManifestError(f"{w}: must be an object with tensor, box and swizzle")
-        for key in ("tensor", "box", "swizzle"):
-            if key not in m:
-                raise ManifestError(f"{w}: {key} is missing")
-        if not isinstance(m["box"], list):
-            raise ManifestError(f"{w}.box: must be an array, got {json_type(m['box'])}")
-        for d, b in enumerate(m["box"]):
-            _json_int(b, f"{w}.box[{d}]")
-    out = []
-    for j, m in enumerate(maps):
-        w = f"{where}.tensor_maps[{j}]"
-        name = m["tensor"]
-        if not isinstance(name, str) or name not in index:
-            known = ", ".join(p.get("name", "?") for p in params if isinstance(p, dict))
-            raise ManifestError(f"{w}.tensor: {name!r} is not a parameter of the kernel "
-                                f"({known})")
-        pi = index[name]
-        p = params[pi]
-        # An input (TMA loads) or an output (a TMA store epilogue); not a workspace.
-        if p.get("role") not in ("input", "output"):
-            raise ManifestError(f"{w}.tensor: parameter '{name}' has role '{p.get('role')}'; "
-                                "a tensor map reads an input or writes an output parameter")
-        dtype, shape = p.get("dtype"), p.get("shape")
-        if dtype not in TMAP_DATA_TYPE:
-            raise ManifestError(f"{w}.tensor: parameter {name} has dtype {dtype!r}, not one "
-                                f"of {', '.join(TMAP_DATA_TYPE)}")
-        if not isinstance(shape, list) or not all(_is_int(d) and d > 0 for d in shape):
-            raise ManifestError(f"{w}.tensor: parameter {name} has shape {shape!r}, not a list "
-                                "of positive integers")
-        rank = len(shape)
-        if not 1 <= rank <= TMAP_MAX_RANK:
-            raise ManifestError(f"{w}.tensor: parameter {name} has rank {rank} (shape "
-                                f"{shape}), not 1 to {TMAP_MAX_RANK}")
-        # Then the swizzle, the box, the tensor's dimensions and strides.
-        sw = m["swizzle"]
-        if not _is_int(sw) or sw not in TMAP_SWIZZLE:
-            raise ManifestError(f"{w}.swizzle: {sw!r} is not 0, 32, 64 or 128")
-        esize = DTYPE_BYTES[dtype]
-        box = m["box"]
-        if len(box) != rank:
-            raise ManifestError(f"{w}.box: has {len(box)} entries, the tensor {name} has "
-                                f"rank {rank}")
-        for d, b in enumerate(box):
-            if not 1 <= b <= TMAP_MAX_BOX:
-                raise ManifestError(f"{w}.box[{d}]: {b!r} is out of range "
-                                    f"(1 to {TMAP_MAX_BOX})")
-        inner = box[0] * esize
-        if inner % 16:
-            raise ManifestError(f"{w}.box[0]: {box[0]} x {esize} bytes ({dtype}) = {inner} "
-                                "is not a multiple of 16 bytes")
-        if sw and inner > sw:
-            raise ManifestError(f"{w}.box[0]: {box[0]} x {esize} bytes ({dtype}) = {inner} "
-                                f"exceeds the swizzle span ({sw} bytes)")
-        dims = list(reversed(shape))
-        for d, x in enumerate(dims):
-            if x > TMAP_MAX_DIM:
-                raise ManifestError(f"{w}.tensor: parameter {name} ({dtype} {shape}): "
-                                    f"dimension {d} (innermost first) is {x}, above 2^32")
-        strides, s = [], esize
-        for d in range(1, rank):
-            s *= dims[d - 1]
-            if s % 16 or s >= TMAP_MAX_STRIDE:
-                raise ManifestError(
-                    f"{w}.tensor: parameter {name} ({dtype} {shape}): the byte stride of "
-                    f"dimension {d} (innermost first) is {s}, "
-                    + ("not a multiple of 16" if s % 16 else "not below 2^40"))
-            strides.append(s)
-        out.append({"tensor": name, "param": pi, "data_type": TMAP_DATA_TYPE[dtype],
-                    "rank": rank, "global_dim": dims, "global_strides": strides,
-                    "box": list(box), "element_strides": [1] * rank,
-                    "interleave": TMAP_INTERLEAVE_NONE, "swizzle": TMAP_SWIZZLE[sw],
-                    "swizzle_bytes": sw, "l2_promotion": TMAP_L2_PROMOTION_256B,
-                    "oob_fill": TMAP_OOB_FILL_NONE})
-    return out
-
-
-# copy = tma (lib/KernelBuilders/Matmul/TensorMaps.cpp): map 0 reads A's tiles of block_m rows,
-# map 1 B's of block_n rows, each row 128 bytes of K, 128-byte swizzle; an operand
-# with fewer rows than its block tile has boxes of its rows rounded up to 8
-# (tma_box_rows, as kopt::schedule::tmaBoxRows).
-TMA_ROW_BYTES = 128
-TMA_SWIZZLE = 128
-TMA_OPERANDS = (("a", "block_m"), ("b", "block_n"))
-# tma_store = true: the last map writes the output C [M, N] in boxes of S bytes of N by
-# tma_box_rows(block_m, M) rows, S-byte swizzle, S the largest of 128, 64 and 32 that
-# divides block_n * sizeof(C) (tma_store_swizzle_bytes, as
-# kopt::schedule::tmaStoreSwizzleBytes).
-
-
-def tma_store_swizzle_bytes(block_bytes):
-    """Bytes of a TMA store box's rows and its swizzle: the largest of 128, 64, 32
-    dividing `block_bytes` (block_n * sizeof(C)); 0 when none does."""
-    for span in (128, 64, 32):
-        if block_bytes % span == 0:
-            return span
-    return 0
-
-
-def tma_box_rows(block_rows, operand_rows):
-    """Rows of a TMA box: min(block rows, operand rows rounded up to 8)
-    (include/kopt/Schedule/Schedule.h, tmaBoxRows)."""
-    return min(block_rows, (operand_rows + 7) // 8 * 8)
-
-
-def _describe(p):
-    return f"'{p.get('name')}' [{', '.join(str(d) for d in p.get('shape') or [])}]"
-
-
-def _maps(count):
-    """The count and its noun, e.g. "1 tensor map", "3 tensor maps" (as the C++
-    tensorMapCount)."""
-    return f"{count} tensor map{'' if count == 1 else 's'}"
-
-
-def _check_store_map(maps, j, params, block_m, block_n, at):
-    """The TMA store epilogue's map, maps[j] (the last), as the C++
-    validateStoreTensorMap: of the kernel's 2-D output, box [S / sizeof(dtype),
-    tma_box_rows(block_m, M)], swizzle S = tma_store_swizzle_bytes(block_n *
-    sizeof(dtype))."""
-    m, w = maps[j], f"{at}[{j}]"
-    tensor = params.get(m.get("tensor"))
-    if tensor is None or tensor.get("role") != "output":
-        raise ManifestError(f"{w}.tensor: '{m.get('tensor')}' is not an output parameter of "
-                            "the kernel (with tma_store the last map writes the output)")
-    shape = tensor.get("shape") or []
-    if len(shape) != 2:
-        raise ManifestError(f"{w}.tensor: tma_store writes a 2-D [M, N] output, but "
-                            f"'{tensor.get('name')}' is [{', '.join(str(d) for d in shape)}]")
-    # (tensor_map_encode_args holds the box to the tensor's rank, 2.)
-    box = m["box"]
-    dtype = tensor.get("dtype")
-    size = DTYPE_BYTES[dtype]
-    block_bytes = (f"block_n x sizeof({dtype}) = {block_n} x {size} = "
-                   f"{block_n * size} bytes")
-    span = tma_store_swizzle_bytes(block_n * size)
-    if span == 0:
-        raise ManifestError(f"{w}: schedule.{block_bytes} is not a multiple of 32 "
-                            "(tma_store stores boxes of 32 to 128 bytes of columns)")
-    if box[0] != span // size:
-        raise ManifestError(f"{w}.box[0]: {box[0]}, but with schedule.{block_bytes} "
-                            f"tma_store writes rows of {span} bytes: {span // size} elements")
-    rows = tma_box_rows(block_m, shape[0])
-    if box[1] != rows:
-        raise ManifestError(f"{w}.box[1]: {box[1]}, but schedule.block_m is {block_m} and M "
-                            f"{shape[0]}: the boxes have min(block_m, M rounded up to 8) = "
-                            f"{rows} rows")
-    if m["swizzle"] != span:
-        raise ManifestError(f"{w}.swizzle: {m['swizzle']}, but the tma_store map's rows of "
-                            f"{span} bytes use swizzle {span}")
-
-
-def check_tensor_map_schedule(kernel, where="kernel"):
-    """Which tensor maps `kernel` takes (docs/manifest.md, schedule), as the C++
-    runtime's validateTensorMapSchedule: none unless it is a matmul; on a matmul
-    with a `schedule`, its `copy` and `tma_store` decide. copy "tma" takes the maps
-    of the operands: map 0 of `a` with box [128 / sizeof(dtype),
-    tma_box_rows(schedule.block_m, M)], map 1 of `b` with box [128 / sizeof(dtype),
-    tma_box_rows(schedule.block_n, N)], both swizzle 128 (a map may name the other
-    input instead when its last, K, dimension is the same: the compiler names one
-    parameter for both maps when a and b are one buffer); any other copy none.
-    `tma_store: true` adds one map after those, the last: of the kernel's 2-D output
-    [M, N], box [S / sizeof(dtype), tma_box_rows(schedule.block_m, M)], swizzle S,
-    S = tma_store_swizzle_bytes(schedule.block_n * sizeof(dtype)) (the largest of
-    128, 64 and 32 dividing it; none is an error).
-    So: copy "tma" 2 maps (3 with tma_store), another copy 0 (1 with tma_store). A
-    matmul without a schedule is held to the entries' rules only. The schedule's
-    types are checked on matmul kernels, in the C++ parser's order (an object; `copy`
-    a string; `num_warps` an integer of 1 to 32; `warp_specialize` and `tma_store`
-    booleans; `block_m`, `block_n` integers when copy is "tma" or tma_store is true;
-    then `num_warps` against the block); other kernels' schedules are not read. Call
-    it after tensor_map_encode_args (the entries' own rules); raises ManifestError
-    with the C++ parser's message after `where`."""
-    maps = tensor_map_entries(kernel)
-    n = len(maps)
-    at = f"{where}.tensor_maps"
-    if "matmul" not in kernel_ops(kernel):
-        if n:
-            raise ManifestError(f"{at}: op {kernel_op_name(kernel)} takes no tensor maps (only a "
-                                f"matmul whose schedule.copy is 'tma' or schedule.tma_store true has them), got {n}")
-        return
-    if "schedule" not in kernel:
-        return
-    # The schedule's fields (the C++ Reader::getSchedule).
-    s, sat = kernel["schedule"], f"{where}.schedule"
-    if not isinstance(s, dict):
-        raise ManifestError(f"{sat}: must be an object, got {json_type(s)}")
-    if "copy" not in s:
-        raise ManifestError(f"{sat}.copy: missing field")
-    copy = s["copy"]
-    if not isinstance(copy, str):
-        raise ManifestError(f"{sat}.copy: must be a string, got {json_type(copy)}")
-    warps = None
-    if "num_warps" in s:
-        warps = _json_int(s["num_warps"], f"{sat}.num_warps")
-        if not 1 <= warps <= 32:
-            raise ManifestError(f"{sat}.num_warps: value {warps} out of range [1, 32]")
-    for key in ("warp_specialize", "tma_store"):
-        if key in s and not isinstance(s[key], bool):
-            raise ManifestError(f"{sat}.{key}: must be a boolean, got {json_type(s[key])}")
-    loads, store = copy == "tma", s.get("tma_store", False)
-    rows = {}
-    if loads or store:
-        for _, key in TMA_OPERANDS:
-            if key not in s:
-                raise ManifestError(f"{sat}.{key}: missing field")
-            rows[key] = _json_int(s[key], f"{sat}.{key}")
-    # num_warps, when given, must match the block (a warp-specialized kernel
-    # launched without its producer warp would wait forever on its mbarriers).
-    block = kernel.get("block")
-    if warps is not None and isinstance(block, list) and len(block) == 3 and all(
-            _is_int(b) for b in block):
-        threads = block[0] * block[1] * block[2]
-        if threads != 32 * warps:
-            raise ManifestError(f"{where}.block: {threads} threads, but "
-                                f"schedule.num_warps is {warps} ({32 * warps} threads)")
-    # The maps (the C++ validateTensorMapSchedule).
-    expected = (2 if loads else 0) + (1 if store else 0)
-    if not loads and not store:
-        if n:
-            raise ManifestError(f"{at}: schedule.copy is '{copy}', which takes no tensor "
-                                f"maps, got {n}")
-        return
-    if not store and n != 2:
-        raise ManifestError(f"{at}: schedule.copy is 'tma', which takes 2 tensor maps (of "
-                            f"'a', then 'b'), got {n}")
-    if n != expected:
-        which = "of 'a', 'b', then the output" if loads else "of the output"
-        raise ManifestError(f"{at}: schedule.copy is '{copy}' and schedule.tma_store is "
-                            f"true, which take {_maps(expected)} ({which}), got {n}")
-    params = {}
-    for p in kernel.get("params") or []:
-        if isinstance(p, dict) and isinstance(p.get("name"), str):
-            params.setdefault(p["name"], p)
-    if store:
-        _check_store_map(maps, expected - 1, params, rows["block_m"], rows["block_n"], at)
-    if not loads:
-        return
-    for j, (name, key) in enumerate(TMA_OPERANDS):
-        m, w = maps[j], f"{at}[{j}]"
-        operand, tensor = params.get(name), params.get(m.get("tensor"))
-        if operand is None:
-            raise ManifestError(f"{where}.params: missing parameter '{name}'")
-        if tensor is None or tensor.get("role") != "input":
-            raise ManifestError(f"{w}.tensor: '{m.get('tensor')}' is not an input parameter "
-                                "of the kernel")
-        if tensor is not operand and (not tensor.get("shape") or not operand.get("shape") or
-                                      tensor["shape"][-1] != operand["shape"][-1]):
-            raise ManifestError(f"{w}.tensor: {_describe(tensor)}, but map {j} of a copy = "
-                                f"tma kernel reads {_describe(operand)} (another input only "
-                                "with the same last, K, dimension)")
-        box = m["box"]
-        if len(box) != 2:
-            raise ManifestError(f"{w}.box: has {len(box)} entries, but a copy = tma box has 2 "
-                                f"(128 bytes of K, then {key} rows)")
-        dtype = tensor.get("dtype")
-        row = TMA_ROW_BYTES // DTYPE_BYTES[dtype]
-        if box[0] != row:
-            raise ManifestError(f"{w}.box[0]: {box[0]}, but copy = tma reads rows of 128 "
-                                f"bytes: 128 / sizeof({dtype}) is {row}")
-        shape = operand.get("shape") or []
-        if len(shape) != 2:
-            raise ManifestError(f"{w}.tensor: copy = tma reads 2-D [rows, K] operands, but "
-                                f"the kernel's {_describe(operand)} is not")
-        box_rows = tma_box_rows(rows[key], _json_int(shape[0], f"{w}.shape[0]"))
-        if box[1] != box_rows and box_rows == rows[key]:
-            raise ManifestError(f"{w}.box[1]: {box[1]}, but schedule.{key} is {rows[key]}")
-        if box[1] != box_rows:
-            raise ManifestError(f"{w}.box[1]: {box[1]}, but {_describe(operand)} has fewer "
-                                f"rows than schedule.{key} ({rows[key]}): its boxes have its "
-                                f"rows rounded up to 8, {box_rows}")
-        if m["swizzle"] != TMA_SWIZZLE:
-            raise ManifestError(f"{w}.swizzle: {m['swizzle']}, but copy = tma maps use "
-                                f"swizzle {TMA_SWIZZLE}")
-
-
-def tensor_map_error(kernel, where="kernel"):
-    """None when `kernel`'s tensor_maps are well-formed (tensor_map_encode_args)
-    and the ones its op and schedule call for (check_tensor_map_schedule), else
-    the message."""
     try:
-        tensor_map_encode_args(kernel, where)
-        check_tensor_map_schedule(kernel, where)
-    except ManifestError as e:
-        return str(e)
-    return None
-
-
-def launch_param_count_error(kernel, count):
-    """None when `count`, the number of parameters of the kernel's PTX entry (as
-    cuFuncGetParamInfo counts them), is the manifest's: its params, then one per
-    tensor map; else the message, as the C++ runtime words it."""
-    params = len(kernel.get("params") or [])
-    maps = len(tensor_map_entries(kernel) or [])
-    if count == params + maps:
-        return None
-    listed = f"{params} param{'' if params == 1 else 's'} and " + (
-        "no tensor maps" if maps == 0 else f"{maps} tensor map{'' if maps == 1 else 's'}")
-    return (f"kernel '{kernel.get('name')}': the PTX entry takes {count} parameters, the "
-            f"manifest lists {listed}")
-
-
-def launch_param_values(kernel, ptrs, map_addresses):
-    """The .u64 values of one launch, in PTX order: the addresses bound to `params`
-    (the split-K workspace included), then one device address per tensor map, in
-    `tensor_maps` order."""
-    nparams = len(kernel.get("params") or [])
-    nmaps = len(tensor_map_entries(kernel))
-    if len(ptrs) != nparams:
-        raise ManifestError(f"kernel {kernel.get('name')}: {len(ptrs)} addresses bound for "
-                            f"{nparams} parameters")
-    if len(map_addresses) != nmaps:
-        raise ManifestError(f"kernel {kernel.get('name')}: {len(map_addresses)} tensor-map "
-                            f"addresses for {nmaps} tensor_maps")
-    return [int(x) for x in ptrs] + [int(x) for x in map_addresses]
+        import kopt
+    except ImportError:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))), "python"))
+        try:
+            import kopt
+        except ImportError as e:
+            raise SuiteError(f"the kopt Python package is missing ({e}): set "
+                             "PYTHONPATH=<bundle>/python or pip install it "
+                             "(docs/python.md)") from None
+    return kopt

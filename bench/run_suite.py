@@ -2,17 +2,24 @@
 """The benchmark-suite runner (GPU host): kopt beside PyTorch eager, torch.compile and
 cuBLAS on the problems of bench/suite.json.
 
-    bench/run_suite.py --ptx-dir DIR --out OUT [--only NAME]... [--max-autotune]
-                       [--peers eager,compile,cublas] [--runs 100] [--warmup 10]
-                       [--min-runs 10] [--time-budget 2] [--seed S] [--deadline 510]
-                       [--problem-timeout 300] [--loader cupy|driver] [--dry-run]
+    bench/run_suite.py (--ptx-dir DIR | --compile SUITE) --out OUT [--only NAME]...
+                       [--max-autotune] [--peers eager,compile,cublas] [--runs 100]
+                       [--warmup 10] [--min-runs 10] [--time-budget 2] [--seed S]
+                       [--deadline 510] [--problem-timeout 300] [--compile-jobs N]
+                       [--cuda-path DIR] [--ptxas PATH] [--dry-run]
 
 DIR is what bench/compile_suite.py wrote (bench/prepare_suite.sh: .device/suite):
-compile_suite.json, suite.json and problems/<name>.{ptx,json}. The runner needs
-Python 3, torch and, for loading kopt's PTX, cupy (else it falls back to the CUDA
-driver through ctypes); matplotlib for the plots. It needs no LLVM. A kernel's TMA
-tensor maps (manifest kernels[].tensor_maps) are encoded with cuTensorMapEncodeTiled
-through ctypes on libcuda.so.1 with either loader (TensorMapsMixin).
+compile_suite.json, suite.json and problems/<name>.{ptx,json}. With --compile SUITE
+(bench/suite.json) the runner makes that folder itself, OUT/compiled: every problem
+compiled in this process through the kopt Python package (kopt.compile), with
+compile_suite.py's statuses, so that no PTX needs to be carried to the GPU host.
+The runner needs Python 3, torch, the kopt package (PYTHONPATH=<bundle>/python: its
+libkopt.so loads, checks and launches kopt's kernels, and with --compile compiles
+them; docs/python.md) and matplotlib for the plots. It needs no LLVM. kopt's
+functions are loaded with kopt.load (the C++ manifest reader) and launched with
+Function.launch on the torch tensors on PyTorch's current stream: the C++ runtime
+packs the arguments and encodes the TMA tensor maps (on the first launch; the
+addresses stay the same afterwards).
 
 Per problem, in one process and on the same inputs:
   1. fresh random inputs (torch, on the GPU, seeded per problem); a float64
@@ -102,6 +109,38 @@ def manifest_paths(ptx_dir, comp, name):
     return os.path.join(d, name + ".json"), os.path.join(d, name + ".ptx")
 
 
+def compile_here(args):
+    """--compile SUITE: every problem compiled in this process through the kopt
+    package (kopt.compile, bench/compile_suite.py's compile_in_process: the MLIR text
+    of kopt_suite.mlir_text, the same statuses, the manifest checked by kopt's C++
+    reader and against the suite) into OUT/compiled, which is then run as --ptx-dir.
+    ptxas runs only when --ptxas names one (the driver JIT-compiles the PTX anyway).
+    Returns that folder; raises SuiteError."""
+    kopt = ks.import_kopt()
+    suite = ks.load_suite(args.compile)
+    problems = ks.select(suite, args.only)
+    out = os.path.join(args.out, "compiled")
+    os.makedirs(out, exist_ok=True)
+    with open(args.compile) as f, open(os.path.join(out, "suite.json"), "w") as g:
+        g.write(f.read())
+    try:
+        compiler = {"compiler": f"kopt.compile ({kopt.version()})"}
+    except kopt.KoptError as e:
+        raise ks.SuiteError(str(e)) from None
+    t0 = time.monotonic()
+    results = compile_suite.compile_all(
+        problems, out, lambda p, d: compile_suite.compile_in_process(
+            p, d, kopt, args.ptxas, "sm_90a", args.cuda_path), args.compile_jobs)
+    rec = compile_suite.write_record(out, results, compiler, args.ptxas, "sm_90a")
+    log(f"compiled {len(results)} problems in {time.monotonic() - t0:.1f} s with "
+        f"{compiler['compiler']}: " +
+        ", ".join(f"{n} {st}" for st, n in sorted(rec["counts"].items())))
+    for r in results:
+        if r["status"] in compile_suite.FAILURES:
+            log(f"compile FAIL {r['name']}: {r['status']}: {r.get('error')}")
+    return out
+
+
 def compiled(c):
     return c is not None and c.get("status") in ("ok", "newly-supported")
 
@@ -150,299 +189,6 @@ def dry_run(args):
 
 # ======================================================================= worker
 
-class TensorMapEncoder:
-    """cuTensorMapEncodeTiled through ctypes on libcuda.so.1 (`lib`: that CDLL, or a
-    stand-in in the tests): the 128-byte CUtensorMap of one tensor map from the
-    arguments of kopt_suite.tensor_map_encode_args and a device address."""
-
-    def __init__(self, ct, lib):
-        self.ct, self.lib = ct, lib
-        try:
-            fn = lib.cuTensorMapEncodeTiled
-        except AttributeError:
-            raise RuntimeError("this CUDA driver has no cuTensorMapEncodeTiled (TMA tensor "
-                               "maps need CUDA 12 or newer)") from None
-        fn.restype = ct.c_int
-        fn.argtypes = [ct.c_void_p, ct.c_int, ct.c_uint32, ct.c_void_p,
-                       ct.POINTER(ct.c_uint64), ct.POINTER(ct.c_uint64),
-                       ct.POINTER(ct.c_uint32), ct.POINTER(ct.c_uint32),
-                       ct.c_int, ct.c_int, ct.c_int, ct.c_int]
-        self.fn = fn
-
-    def error_name(self, rc):
-        s = self.ct.c_char_p()
-        try:
-            if self.lib.cuGetErrorName(rc, self.ct.byref(s)) == 0 and s.value:
-                return s.value.decode()
-        except Exception:  # the name is only for the message
-            pass
-        return f"CUresult {rc}"
-
-    def encode(self, kernel_name, j, a, address):
-        """The map's 128 bytes; raises RuntimeError (naming the kernel, the tensor and
-        the CUresult) on a misaligned address or an encode failure."""
-        ct = self.ct
-        what = f"kernel {kernel_name}: tensor_maps[{j}] (tensor {a['tensor']})"
-        if address % ks.TMAP_ADDRESS_ALIGN:
-            raise RuntimeError(f"{what}: the address bound to {a['tensor']}, {address:#x}, "
-                               f"is not {ks.TMAP_ADDRESS_ALIGN}-byte aligned")
-        rank = a["rank"]
-        dims = (ct.c_uint64 * rank)(*a["global_dim"])
-        strides = (ct.c_uint64 * max(1, rank - 1))(*(a["global_strides"] or [0]))
-        box = (ct.c_uint32 * rank)(*a["box"])
-        estr = (ct.c_uint32 * rank)(*a["element_strides"])
-        # The host CUtensorMap is 64-byte aligned (alignas(64) in cuda.h).
-        raw = (ct.c_uint8 * (ks.TMAP_BYTES + ks.TMAP_ALIGN))()
-        base = ct.addressof(raw)
-        host = base + (-base) % ks.TMAP_ALIGN
-        rc = self.fn(ct.c_void_p(host), ct.c_int(a["data_type"]), ct.c_uint32(rank),
-                     ct.c_void_p(address), dims, strides, box, estr,
-                     ct.c_int(a["interleave"]), ct.c_int(a["swizzle"]),
-                     ct.c_int(a["l2_promotion"]), ct.c_int(a["oob_fill"]))
-        if rc != 0:
-            raise RuntimeError(
-                f"{what}: cuTensorMapEncodeTiled failed: {self.error_name(rc)} ({rc}); "
-                f"data type {a['data_type']}, dims {a['global_dim']}, strides "
-                f"{a['global_strides']}, box {a['box']}, swizzle {a['swizzle_bytes']}, "
-                f"address {address:#x}")
-        return ct.string_at(host, ks.TMAP_BYTES)
-
-
-CUDA_ERROR_INVALID_VALUE = 1
-# More parameters than a PTX entry can have (4 KiB of .param space, 32764 bytes on
-# newer targets): a driver answering beyond this is not believed.
-MAX_KERNEL_PARAMS = 32768
-
-
-def ptx_param_count(ct, lib, func, name="?"):
-    """The number of parameters of the loaded kernel `func` (a CUfunction handle)
-    as the driver's cuFuncGetParamInfo (CUDA 12.4+) counts them: indices 0, 1,
-    2, ... until CUDA_ERROR_INVALID_VALUE. None when `lib` (libcuda.so.1 through
-    ctypes, or a stand-in) has no cuFuncGetParamInfo: an older driver, where the
-    check is skipped. Raises RuntimeError on any other CUDA error."""
-    try:
-        fn = lib.cuFuncGetParamInfo
-    except AttributeError:
-        return None
-    fn.restype = ct.c_int
-    fn.argtypes = [ct.c_void_p, ct.c_size_t, ct.POINTER(ct.c_size_t),
-                   ct.POINTER(ct.c_size_t)]
-    offset, size = ct.c_size_t(), ct.c_size_t()
-    for i in range(MAX_KERNEL_PARAMS):
-        rc = fn(func, i, ct.byref(offset), ct.byref(size))
-        if rc == CUDA_ERROR_INVALID_VALUE:
-            return i
-        if rc != 0:
-            raise RuntimeError(f"kernel {name}: cuFuncGetParamInfo(parameter {i}) failed: "
-                               f"CUresult {rc}")
-    raise RuntimeError(f"kernel {name}: cuFuncGetParamInfo: more than {MAX_KERNEL_PARAMS} "
-                       "parameters")
-
-
-class TensorMapsMixin:
-    """What both loaders do for a kernel with TMA tensor maps (kernels[].tensor_maps,
-    docs/manifest.md): in `prepare`, once per prepared launch, each map is encoded
-    with cuTensorMapEncodeTiled (ctypes on libcuda.so.1: cupy has no binding) from the
-    address bound to its tensor, copied host-to-device into a 128-byte device buffer
-    (a torch uint8 tensor), and the buffers' addresses are passed as extra .u64
-    parameters after the params, in tensor_maps order. The timed call only launches.
-    And when a loader looks a kernel up with its manifest entry (`function(...,
-    kernel=)`), the PTX entry's parameter count (cuFuncGetParamInfo, CUDA 12.4+) must
-    be the manifest's params plus its tensor maps (check_param_count)."""
-    _tmap_encoder = None
-
-    def libcuda(self):
-        import ctypes
-        return ctypes.CDLL("libcuda.so.1")
-
-    def check_param_count(self, func, kernel):
-        """Raises ManifestError when the PTX entry `func` (its CUfunction handle)
-        takes another number of parameters than the manifest's `kernel` lists
-        (params, then one per tensor map), e.g. a copy = tma kernel whose
-        tensor_maps were removed: counted with cuFuncGetParamInfo, skipped on a
-        driver without it (older than CUDA 12.4). Returns the count (None:
-        skipped)."""
-        import ctypes
-        count = ptx_param_count(ctypes, self.libcuda(), func, kernel.get("name"))
-        if count is not None:
-            err = ks.launch_param_count_error(kernel, count)
-            if err:
-                raise ks.ManifestError(err)
-        return count
-
-    def tensor_map_encoder(self):
-        if self._tmap_encoder is None:
-            import ctypes
-            self._tmap_encoder = TensorMapEncoder(ctypes, self.libcuda())
-        return self._tmap_encoder
-
-    def device_bytes(self, raw):
-        """(device address, owner) of a new device buffer holding `raw`."""
-        torch = self.torch
-        buf = torch.empty(len(raw), dtype=torch.uint8, device="cuda")
-        buf.copy_(torch.frombuffer(bytearray(raw), dtype=torch.uint8))  # synchronous
-        return buf.data_ptr(), buf
-
-    def launch_values(self, kernel, ptrs):
-        """(the .u64 parameter values of a launch, what must outlive it): `ptrs`
-        (bound to the kernel's params, in order) followed by the device addresses
-        of its encoded tensor maps. `kernel` is the manifest's kernel (None: ptrs
-        as they are)."""
-        if kernel is None:
-            return [int(p) for p in ptrs], ()
-        name = kernel.get("name")
-        maps = ks.tensor_map_encode_args(kernel, f"kernel {name}")
-        if not maps:
-            return ks.launch_param_values(kernel, ptrs, []), ()
-        if len(ptrs) != len(kernel.get("params") or []):
-            raise ks.ManifestError(f"kernel {name}: {len(ptrs)} addresses bound for "
-                                   f"{len(kernel.get('params') or [])} parameters")
-        enc = self.tensor_map_encoder()
-        addrs, keep = [], []
-        for j, a in enumerate(maps):
-            raw = enc.encode(name, j, a, int(ptrs[a["param"]]))
-            addr, owner = self.device_bytes(raw)
-            if addr % ks.TMAP_ALIGN:
-                raise RuntimeError(f"kernel {name}: tensor_maps[{j}] (tensor {a['tensor']}): "
-                                   f"its device copy at {addr:#x} is not "
-                                   f"{ks.TMAP_ALIGN}-byte aligned")
-            addrs.append(addr)
-            keep.append(owner)
-        return ks.launch_param_values(kernel, ptrs, addrs), tuple(keep)
-
-
-class DriverLoader(TensorMapsMixin):
-    """Loads PTX and launches kernels through the CUDA driver API (ctypes), on the
-    context and stream PyTorch uses. The fallback when cupy is missing."""
-    name = "cuda-driver (ctypes)"
-
-    def __init__(self, torch):
-        import ctypes
-        self.ct = ctypes
-        self.lib = ctypes.CDLL("libcuda.so.1")
-        self.torch = torch
-        torch.cuda.init()
-        torch.zeros(1, device="cuda")  # makes the primary context current
-
-    def _check(self, rc, what):
-        if rc != 0:
-            s = self.ct.c_char_p()
-            self.lib.cuGetErrorName(rc, self.ct.byref(s))
-            raise RuntimeError(f"{what}: {(s.value or b'?').decode()} ({rc})")
-
-    def load(self, ptx_path):
-        ct = self.ct
-        with open(ptx_path, "rb") as f:
-            data = f.read() + b"\0"
-        mod = ct.c_void_p()
-        self._check(self.lib.cuModuleLoadData(ct.byref(mod), ct.c_char_p(data)),
-                    f"cuModuleLoadData({ptx_path})")
-        return mod
-
-    def function(self, mod, name, smem, kernel=None):
-        """The kernel `name` of the module; with the manifest's `kernel`, its
-        parameter count is checked against the PTX entry first (check_param_count)."""
-        ct = self.ct
-        f = ct.c_void_p()
-        self._check(self.lib.cuModuleGetFunction(ct.byref(f), mod, name.encode()),
-                    f"cuModuleGetFunction({name})")
-        if kernel is not None:
-            self.check_param_count(f, kernel)
-        if smem > 48 * 1024:
-            self._check(self.lib.cuFuncSetAttribute(f, 8, ct.c_int(smem)),
-                        f"cuFuncSetAttribute({name}, MAX_DYNAMIC_SHARED_SIZE_BYTES)")
-        return f
-
-    def attributes(self, f):
-        ct = self.ct
-        out = {}
-        for key, attr in (("registers", 4), ("local_bytes", 3), ("static_shared_bytes", 1)):
-            v = ct.c_int()
-            if self.lib.cuFuncGetAttribute(ct.byref(v), attr, f) == 0:
-                out[key] = v.value
-        return out
-
-    def libcuda(self):
-        return self.lib
-
-    def prepare(self, f, grid, block, smem, ptrs, kernel=None):
-        """A zero-argument launch of f with the addresses `ptrs` bound to the
-        params of `kernel` (the manifest's kernel; its tensor maps, if any, are
-        encoded here and passed after the params)."""
-        ct = self.ct
-        values, maps = self.launch_values(kernel, ptrs)
-        vals = (ct.c_uint64 * len(values))(*values)
-        params = (ct.c_void_p * len(values))(
-            *[ct.addressof(vals) + 8 * i for i in range(len(values))])
-        stream = ct.c_void_p(self.torch.cuda.current_stream().cuda_stream)
-        lib, g, b = self.lib, [ct.c_uint(x) for x in grid], [ct.c_uint(x) for x in block]
-        sm = ct.c_uint(smem)
-
-        def launch(_keep=(vals, params, maps)):
-            rc = lib.cuLaunchKernel(f, g[0], g[1], g[2], b[0], b[1], b[2], sm, stream,
-                                    params, None)
-            if rc != 0:
-                self._check(rc, "cuLaunchKernel")
-        return launch
-
-
-class CupyLoader(TensorMapsMixin):
-    """Loads PTX with cupy.RawModule(path=...) and launches with RawKernel calls on
-    PyTorch's current stream (tensor maps: encoded through ctypes on libcuda.so.1,
-    TensorMapsMixin)."""
-    name = "cupy.RawModule"
-
-    def __init__(self, torch):
-        import cupy
-        import numpy
-        self.cupy, self.np, self.torch = cupy, numpy, torch
-        torch.zeros(1, device="cuda")
-        ptr = torch.cuda.current_stream().cuda_stream
-        self.stream = cupy.cuda.ExternalStream(ptr) if ptr else None
-        self.name = f"cupy.RawModule (cupy {cupy.__version__})"
-
-    def load(self, ptx_path):
-        return self.cupy.RawModule(path=ptx_path)
-
-    def function(self, mod, name, smem, kernel=None):
-        """As DriverLoader.function; the CUfunction handle for cuFuncGetParamInfo is
-        the RawKernel's `kernel.ptr` (cupy.cuda.function.Function), and the check is
-        skipped when this cupy does not expose it."""
-        f = mod.get_function(name)
-        if kernel is not None:
-            try:
-                handle = int(f.kernel.ptr)
-            except Exception:  # another cupy: no handle, no check
-                handle = None
-            if handle:
-                import ctypes
-                self.check_param_count(ctypes.c_void_p(handle), kernel)
-        if smem > 48 * 1024:
-            f.max_dynamic_shared_size_bytes = smem
-        return f
-
-    def attributes(self, f):
-        try:
-            a = f.attributes
-            return {"registers": a.get("num_regs"), "local_bytes": a.get("local_size_bytes"),
-                    "static_shared_bytes": a.get("shared_size_bytes")}
-        except Exception:  # attributes are informational
-            return {}
-
-    def prepare(self, f, grid, block, smem, ptrs, kernel=None):
-        """As DriverLoader.prepare: params, then the tensor maps' device addresses."""
-        values, maps = self.launch_values(kernel, ptrs)
-        args = tuple(self.np.uint64(p) for p in values)
-        grid, block = tuple(grid), tuple(block)
-        if self.stream is None:
-            return lambda _keep=maps: f(grid, block, args, shared_mem=smem)
-
-        def launch(_keep=maps):
-            with self.stream:
-                f(grid, block, args, shared_mem=smem)
-        return launch
-
-
 class Worker:
     def __init__(self, plan):
         import torch
@@ -461,35 +207,12 @@ class Worker:
         self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         self.sleep_cycles = self.calibrate_sleep()
         self.dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-        self.loader = None
-        errors = []
-        for kind in ([o["loader"]] if o["loader"] != "auto" else ["cupy", "driver"]):
-            try:
-                loader = (CupyLoader if kind == "cupy" else DriverLoader)(torch)
-                self.selftest(loader)
-                self.loader = loader
-                break
-            except Exception as e:  # try the next loader
-                errors.append(f"{kind}: {type(e).__name__}: {e}")
-        if self.loader is None:
-            raise RuntimeError("no way to load PTX: " + "; ".join(errors))
-        self.loader_errors = errors
+        # kopt's kernels: loaded and launched by kopt's C++ runtime through the
+        # Python package (manifest checks, tensor maps, argument packing).
+        self.kopt = ks.import_kopt()
+        self.loader = f"kopt package ({self.kopt.version()})"
+        self.loader_errors = []
         self.events = open(plan["events"], "a")
-
-    SELFTEST_PTX = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry kopt_bench_selftest(.param .u64 p)
-{
-    .reg .b64 %rd<2>;
-    .reg .b32 %r<2>;
-    ld.param.u64 %rd1, [p];
-    cvta.to.global.u64 %rd1, %rd1;
-    mov.u32 %r1, 42;
-    st.global.u32 [%rd1], %r1;
-    ret;
-}
-"""
 
     @contextlib.contextmanager
     def tf32(self, on):
@@ -505,23 +228,6 @@ class Worker:
             yield
         finally:
             m.allow_tf32 = prev
-
-    def selftest(self, loader):
-        """Loads and launches a one-thread PTX kernel that stores 42: a loader that
-        cannot do this is not used."""
-        import tempfile
-        torch = self.torch
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "selftest.ptx")
-            with open(path, "w") as f:
-                f.write(self.SELFTEST_PTX)
-            mod = loader.load(path)
-            fn = loader.function(mod, "kopt_bench_selftest", 0)
-            out = torch.zeros(1, dtype=torch.int32, device="cuda")
-            loader.prepare(fn, [1, 1, 1], [1, 1, 1], 0, [out.data_ptr()])()
-            torch.cuda.synchronize()
-            if int(out.item()) != 42:
-                raise RuntimeError(f"self-test kernel stored {int(out.item())}, not 42")
 
     def emit(self, obj):
         self.events.write(json.dumps(obj) + "\n")
@@ -666,27 +372,44 @@ class Worker:
                 "passed": bool(mism == 0 and rel <= tol)}
 
     def kopt_function(self, p):
-        """The manifest's function of problem p: module, function, kernels, loaded
-        functions and per-kernel information."""
-        mpath, ptx = manifest_paths(self.plan["ptx_dir"], self.comp_record, p["name"])
+        """Problem p's function, loaded with kopt.load from its manifest (validated
+        by the C++ reader; every kernel resolved): (module, kopt.Function, the
+        manifest's function, per-kernel information)."""
+        mpath, _ = manifest_paths(self.plan["ptx_dir"], self.comp_record, p["name"])
         with open(mpath) as f:
             m = json.load(f)
-        ptx = os.path.join(os.path.dirname(mpath), m.get("ptx", os.path.basename(ptx)))
-        fn = next(f for f in m["functions"] if f["name"] == p["name"])
+        mod = self.kopt.load(mpath, device=self.torch.cuda.current_device())
+        fn = mod[p["name"]]
+        mfn = next(f for f in m["functions"] if f["name"] == p["name"])
         kernels = {k["name"]: k for k in m["kernels"]}
-        mod = self.loader.load(ptx)
-        funcs, info = {}, []
-        for launch in fn["launches"]:
+        info, seen = [], set()
+        for launch in mfn["launches"]:
             k = kernels[launch["kernel"]]
-            if k["name"] not in funcs:
-                funcs[k["name"]] = self.loader.function(mod, k["name"],
-                                                        int(k.get("dynamic_shared_bytes", 0)),
-                                                        kernel=k)
-                info.append({"name": k["name"], "op": ks.kernel_op_name(k), "class": k.get("class"),
-                             "grid": k["grid"], "block": k["block"],
-                             "dynamic_shared_bytes": k.get("dynamic_shared_bytes", 0),
-                             **self.loader.attributes(funcs[k["name"]])})
-        return mod, fn, kernels, funcs, info
+            if k["name"] in seen:
+                continue
+            seen.add(k["name"])
+            res = mod.kernel_resources(k["name"])
+            info.append({"name": k["name"], "op": ks.kernel_op_name(k), "class": k.get("class"),
+                         "grid": k["grid"], "block": k["block"],
+                         "dynamic_shared_bytes": k.get("dynamic_shared_bytes", 0),
+                         **{key: res[key] for key in ("registers", "local_bytes",
+                                                      "static_shared_bytes")}})
+        return mod, fn, mfn, info
+
+    def kopt_call(self, fn, args):
+        """A zero-argument call of the kopt.Function `fn` on the torch tensors `args`
+        (inputs, then outputs) on PyTorch's current stream: the package's launch
+        (the C++ runtime packs the arguments and encodes the tensor maps, on the
+        first call only while the addresses stay). Its workspace (intermediates and
+        split-K tile counters) is zeroed once here; split-K kernels leave their
+        counters zero, so no launch zero-fills it again."""
+        torch = self.torch
+        ws = torch.zeros(fn.workspace_bytes, dtype=torch.uint8, device="cuda") \
+            if fn.workspace_bytes else None
+
+        def call():
+            fn.launch(args, workspace=ws, workspace_zeroed=True)
+        return call, ws
 
     def run_problem(self, p, comp):
         torch = self.torch
@@ -807,36 +530,14 @@ class Worker:
     def run_kopt(self, p, c, inputs, refs, k, eager_err):
         torch = self.torch
         values = p["values"]
-        mod, fn, kernels, funcs, info = self.kopt_function(p)
-        k["kernels"] = [l["kernel"] for l in fn["launches"]]
+        mod, fn, mfn, info = self.kopt_function(p)
+        k["kernels"] = [l["kernel"] for l in mfn["launches"]]
         k["kernel_info"] = info
         outs = [torch.full(tuple(values[o]["shape"]), float("nan"), dtype=self.dt[values[o]["dtype"]],
                            device="cuda") for o in p["outputs"]]
-        args = inputs + outs
-        # Workspaces (split-K tile counters) must be zero before the first
-        # launch; the kernels leave them reusable.
-        bufs = {b["id"]: (torch.zeros if b.get("role") == "workspace" else torch.empty)(
-                    tuple(b["shape"]), dtype=self.dt[b["dtype"]], device="cuda")
-                for b in fn.get("buffers", [])}
-        for a, t in zip(fn["args"], args):
-            if list(t.shape) != a["shape"] or t.dtype != self.dt[a["dtype"]]:
-                raise RuntimeError(f"manifest argument {a['name']} is {a['dtype']} {a['shape']}, "
-                                   f"the suite's tensor {t.dtype} {list(t.shape)}")
-        launches = []
-        for l in fn["launches"]:
-            kern = kernels[l["kernel"]]
-            ptrs = [(args[x["arg"]] if "arg" in x else bufs[x["buffer"]]).data_ptr()
-                    for x in l["args"]]
-            # Tensor maps (kernels[].tensor_maps) are encoded here, not in the timed call.
-            launches.append(self.loader.prepare(funcs[kern["name"]], kern["grid"],
-                                                kern["block"],
-                                                int(kern.get("dynamic_shared_bytes", 0)), ptrs,
-                                                kernel=kern))
-
-        def call():
-            for launch in launches:
-                launch()
-
+        # The package checks every tensor against the manifest's arguments (dtype,
+        # shape, contiguity, alignment, device) before launching.
+        call, ws = self.kopt_call(fn, inputs + outs)
         call()
         torch.cuda.synchronize()
         checks = [dict(name=o, **self.compare(t, r, self.tol(p, o, eager_err)))
@@ -860,7 +561,7 @@ class Worker:
                 return
         k["status"] = "ok"
         k["_outs"] = first
-        k["_keep"] = (mod, bufs)  # dropped with the record's tensors
+        k["_keep"] = (mod, ws)  # dropped with the record's tensors
 
     def cublas_fn(self, p, inputs, gen):
         torch = self.torch
@@ -929,7 +630,7 @@ class Worker:
             sw["cupy"] = cupy.__version__
         except Exception:
             sw["cupy"] = None
-        return {"device": dev, "software": sw, "loader": self.loader.name,
+        return {"device": dev, "software": sw, "loader": self.loader,
                 "loader_errors": self.loader_errors, "sleep_cycles": self.sleep_cycles}
 
     def main(self):
@@ -1052,7 +753,7 @@ def drive(args, problems, comp_record):
     options = {
         "runs": args.runs, "warmup": args.warmup, "min_runs": args.min_runs,
         "time_budget_s": args.time_budget, "seed": args.seed, "peers": args.peers,
-        "loader": args.loader, "reduced_precision_reduction": args.allow_reduced_precision,
+        "reduced_precision_reduction": args.allow_reduced_precision,
         "skip_ceilings": args.skip_ceilings,
         "deadline": t_start + args.deadline if args.deadline > 0 else float("inf"),
         "compile_deadline": t_start + args.compile_deadline
@@ -1192,7 +893,15 @@ def main(argv=None):
     ap.add_argument("--problem-timeout", type=float, default=300.0)
     ap.add_argument("--skip-ceilings", action="store_true",
                     help="do not measure the copy and GEMM ceilings (no measured limits)")
-    ap.add_argument("--loader", choices=("auto", "cupy", "driver"), default="auto")
+    ap.add_argument("--compile", metavar="SUITE",
+                    help="compile the suite file SUITE (bench/suite.json) here, through "
+                         "the kopt package, into OUT/compiled and run that (no --ptx-dir)")
+    ap.add_argument("--compile-jobs", type=int, default=min(8, os.cpu_count() or 1),
+                    help="threads compiling with --compile (default: min(8, cores))")
+    ap.add_argument("--cuda-path", help="with --compile: the CUDA toolkit whose libdevice "
+                    "kopt links (default: $CUDA_HOME, else /usr/local/cuda)")
+    ap.add_argument("--ptxas", help="with --compile: also assemble each PTX with this "
+                    "ptxas (registers and spills in the compile record)")
     ap.add_argument("--allow-reduced-precision", action="store_true",
                     help="let cuBLAS reduce bf16/f16 GEMM partial sums in reduced precision "
                          "(PyTorch's default; off by default here, kopt accumulates in f32)")
@@ -1202,8 +911,12 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         return worker_main(args.worker)
-    if not args.ptx_dir:
-        ap.error("--ptx-dir is required")
+    if args.compile and args.ptx_dir:
+        ap.error("--compile and --ptx-dir exclude each other")
+    if args.compile and not args.out:
+        ap.error("--compile needs --out (the PTX goes to OUT/compiled)")
+    if not args.ptx_dir and not args.compile:
+        ap.error("--ptx-dir or --compile is required")
     args.peers = [x for x in args.peers.split(",") if x]
     for peer in args.peers:
         if peer not in DEFAULT_PEERS:
@@ -1213,6 +926,14 @@ def main(argv=None):
     if args.runs < 1 or args.min_runs < 1 or args.warmup < 0:
         ap.error("--runs and --min-runs must be at least 1, --warmup at least 0")
     args.min_runs = min(args.min_runs, args.runs)
+    if args.compile:
+        os.makedirs(args.out, exist_ok=True)
+        args.out = os.path.abspath(args.out)
+        try:
+            args.ptx_dir = compile_here(args)
+        except ks.SuiteError as e:
+            log(f"error: {e}")
+            return 2
     if args.dry_run:
         return dry_run(args)
     if not args.out:

@@ -2,16 +2,26 @@
 # The benchmark suite on a GPU host, in one command (docs/benchmarking.md):
 #
 #   bench/run_suite.sh PTX_DIR OUT_DIR [bench/run_suite.py options...]
+#   bench/run_suite.sh --compile SUITE OUT_DIR [bench/run_suite.py options...]
 #
 # PTX_DIR: what bench/prepare_suite.sh (or bench/compile_suite.py --out) wrote, e.g.
-# .device/suite. Times kopt, PyTorch eager, torch.compile and cuBLAS on every problem
-# and writes OUT_DIR/suite.json (the record), suite.md, speedup.png, roofline.png and
-# run.log. Needs python3 with torch (cupy for loading PTX, else the CUDA driver through
-# ctypes; matplotlib for the plots); no LLVM. Options, e.g. --only NAME, --max-autotune,
-# --deadline S: bench/run_suite.py --help. Exit code: run_suite.py's.
+# .device/suite; with --compile SUITE (bench/suite.json) the runner compiles the suite
+# itself through the kopt Python package into OUT_DIR/compiled. Times kopt, PyTorch
+# eager, torch.compile and cuBLAS on every problem and writes OUT_DIR/suite.json (the
+# record), suite.md, speedup.png, roofline.png and run.log. Needs python3 with torch,
+# the kopt package (PYTHONPATH=<bundle>/python) and matplotlib for the plots; no LLVM.
+# Options, e.g. --only NAME, --max-autotune, --deadline S: bench/run_suite.py --help.
+# Exit code: run_suite.py's.
 set -u
-if [ $# -lt 2 ]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+if [ "${1:-}" = "--compile" ] && [ $# -ge 3 ]; then
+  suite=$2
+  out=$3
+  shift 3
+  exec "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/run_suite.py" \
+    --compile "$suite" --out "$out" "$@"
+fi
+if [ $# -lt 2 ] || [ "${1:-}" = "--compile" ]; then
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 ptx=$1

@@ -5,13 +5,15 @@ problem checked against a float64 reference and timed beside cuBLAS, in one run.
     bench/run_sweep.py --sweep-dir DIR --out OUT [--only ID]... [--runs 30]
                        [--warmup 10] [--min-runs 10] [--time-budget 1]
                        [--deadline 480] [--timeout 60] [--seed S]
-                       [--loader auto|cupy|driver] [--dry-run]
+                       [--dry-run]
 
 DIR is what bench/compile_sweep.py wrote: DIR/index.json and, per kernel, a PTX file
 and its launch manifest (docs/manifest.md: one matmul kernel with the parameters a,
-b, result). The runner needs Python 3, torch and cupy (without cupy the CUDA driver
-is called through ctypes); no LLVM. It reuses bench/run_suite.py's worker: the
-timing routine, the L2 flush, the check against the reference and the PTX loaders.
+b, result). The runner needs Python 3, torch and the kopt Python package
+(PYTHONPATH=<bundle>/python; docs/python.md); no LLVM. It reuses bench/run_suite.py's
+worker: the timing routine, the L2 flush, the check against the reference and the
+launch through the package (kopt.load, Function.launch: the C++ runtime checks the
+manifest, encodes the tensor maps and packs the arguments).
 
 Per problem (m, n, k, dtype, out_dtype, transpose_a, transpose_b and, for f32, an
 optional tf32), in a worker process:
@@ -22,7 +24,7 @@ optional tf32), in a worker process:
      (a Linear layer's weight.mT), timed with the same routine; for a problem with
      "tf32": true (kopt.matmul {tf32}) with allow_tf32 = True (restored after), and
      the tolerance below is at least kopt_suite.TF32_TOLERANCE;
-  3. per kernel (the "default"-tagged one first): the PTX loaded (cupy RawModule),
+  3. per kernel (the "default"-tagged one first): the manifest loaded (kopt.load),
      the output poisoned with NaN, one launch, the output checked against the
      reference (relative L2 error within the dtype's tolerance, or 4 times
      cuBLAS's own error when larger; no NaN/Inf); an incorrect kernel is not timed.
@@ -63,7 +65,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kopt_suite as ks  # noqa: E402
-import run_suite  # noqa: E402  (the worker, the timing routine, the loaders)
+import run_suite  # noqa: E402  (the worker, the timing routine, the kopt launch)
 
 SWEEP_VERSION = 1
 DTYPES = ("f32", "f16", "bf16")
@@ -73,7 +75,6 @@ KNOWN_TAGS = ("sweep", "default", "split_k", "persistent", "tf32", "random", "ra
 ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\(")
 MAX_DYNAMIC_SHARED = 227 * 1024   # sm_90 opt-in limit per block
-MAX_THREADS = 1024
 INPUTS = "uniform(-1, 1) drawn on the GPU (torch.rand), seed = --seed + crc32(problem id)"
 
 # Kernel statuses. ok: correct and timed (or correct and not timed: `time` absent
@@ -224,13 +225,19 @@ def operand_shapes(p):
 
 
 def check_kernel_manifest(p, kentry, manifest, ptx_text):
-    """(error or None, warnings) for one kernel of problem p: the manifest holds one
-    matmul kernel whose parameters are a, b, result with the problem's dtypes and
-    shapes (and a split-K workspace), its tensor_maps, if any, are well-formed, its
-    launch dimensions are sane and it is an .entry of the PTX."""
+    """(error or None, warnings) for one kernel of problem p: the manifest is valid
+    (kopt.validate_manifest: the C++ reader's checks, tensor maps included), holds
+    one matmul kernel whose parameters are a, b, result with the problem's dtypes
+    and shapes (and a split-K workspace), its dynamic shared memory fits an sm_90
+    block and it is an .entry of the PTX."""
     warnings = []
-    if not isinstance(manifest, dict) or manifest.get("kopt_manifest_version") != 2:
-        return "not a launch manifest of version 2", warnings
+    # The manifest itself (fields, tensor maps, grid and block limits, launches): kopt's
+    # C++ reader, through the package, as kopt.load checks it (no GPU needed).
+    kopt = ks.import_kopt()
+    try:
+        kopt.validate_manifest(manifest, name=kentry.get("manifest"))
+    except kopt.KoptError as e:
+        return str(e), warnings
     kernels = manifest.get("kernels")
     if not isinstance(kernels, list) or len(kernels) != 1:
         n = len(kernels) if isinstance(kernels, list) else 0
@@ -272,18 +279,6 @@ def check_kernel_manifest(p, kentry, manifest, ptx_text):
         if have != (pname, role, dtype, shape):
             return (f"{name}: parameter {have[0]} is {have[1]} {have[2]} {have[3]}, "
                     f"expected {pname} {role} {dtype} {shape}"), warnings
-    # TMA tensor maps (copy = tma): extra parameters after these, not tensors.
-    err = ks.tensor_map_error(k, "kernels[0]")
-    if err:
-        return f"{name}: {err}", warnings
-    for key in ("grid", "block"):
-        v = k.get(key)
-        if not isinstance(v, list) or len(v) != 3 or not all(_pos_int(x) for x in v):
-            return f"{name}: {key} must be 3 positive integers, got {v!r}", warnings
-    if k["block"][0] * k["block"][1] * k["block"][2] > MAX_THREADS:
-        return f"{name}: block {k['block']} has more than {MAX_THREADS} threads", warnings
-    if k["grid"][1] > 65535 or k["grid"][2] > 65535 or k["grid"][0] > 2 ** 31 - 1:
-        return f"{name}: grid {k['grid']} exceeds the CUDA limits", warnings
     smem = k.get("dynamic_shared_bytes", 0)
     if not isinstance(smem, int) or isinstance(smem, bool) or not \
             0 <= smem <= MAX_DYNAMIC_SHARED:
@@ -350,8 +345,8 @@ def problem_tolerance(p):
 
 class SweepWorker(run_suite.Worker):
     """run_suite.py's worker (torch settings, the timing routine with L2 flush and
-    CUDA events, the check against the reference, the PTX loaders and their
-    self-test, the CUDA-context probe, events) driven over sweep problems."""
+    CUDA events, the check against the reference, the kopt package that loads and
+    launches kernels, the CUDA-context probe, events) driven over sweep problems."""
 
     def __init__(self, plan):
         super().__init__(plan)
@@ -460,33 +455,30 @@ class SweepWorker(run_suite.Worker):
         rec = {}
         stage, mod = "manifest", None
         try:
-            with open(os.path.join(self.sweep_dir, kentry["manifest"])) as f:
-                k = json.load(f)["kernels"][0]
+            mpath = os.path.join(self.sweep_dir, kentry["manifest"])
+            with open(mpath) as f:
+                m = json.load(f)
+            k = m["kernels"][0]
             smem = int(k.get("dynamic_shared_bytes", 0))
             rec.update(kernel=k["name"], grid=k["grid"], block=k["block"],
                        dynamic_shared_bytes=smem)
             stage = "load"
             t0 = time.monotonic()
-            mod = self.loader.load(os.path.join(self.sweep_dir, kentry["file"]))
-            # With the manifest's kernel: its PTX entry's parameter count is checked.
-            fn = self.loader.function(mod, k["name"], smem, kernel=k)
+            # kopt.load: the C++ manifest reader, the PTX it names JIT-compiled, its
+            # kernel resolved and its PTX entry's parameter count checked.
+            mod = self.kopt.load(mpath, device=torch.cuda.current_device())
+            fn = mod[m["functions"][0]["name"]]
             rec["load_s"] = round(time.monotonic() - t0, 3)
-            rec.update({key: v for key, v in self.loader.attributes(fn).items()
-                        if v is not None})
+            rec.update({key: v for key, v in mod.kernel_resources(k["name"]).items()
+                        if key in ("registers", "local_bytes", "static_shared_bytes")})
             c = state["c"]
             c.fill_(float("nan"))
-            ptrs = [state["a"].data_ptr(), state["b"].data_ptr(), c.data_ptr()]
-            workspace = None
-            if len(k["params"]) == 4:  # split-K: zeroed once, reused by every launch
-                workspace = torch.zeros(k["params"][3]["shape"][0], dtype=torch.float32,
-                                        device="cuda")
-                ptrs.append(workspace.data_ptr())
-            # TMA tensor maps (k["tensor_maps"]) are encoded here, once, from the
-            # addresses of a and b (copy = tma) and of c (tma_store = true: the
-            # epilogue stores through a map of the output), and passed after the
-            # params.
+            # a, b, result (the function's arguments); the split-K workspace is the
+            # function's workspace, zeroed once and left zero by the kernel. TMA
+            # tensor maps (copy = tma, tma_store) are encoded by the runtime at the
+            # first launch from these addresses, which stay.
             stage = "prepare"
-            launch = self.loader.prepare(fn, k["grid"], k["block"], smem, ptrs, kernel=k)
+            launch, workspace = self.kopt_call(fn, [state["a"], state["b"], c])
             stage = "launch"
             launch()
             torch.cuda.synchronize()
@@ -520,15 +512,15 @@ class SweepWorker(run_suite.Worker):
             rec["time"] = t
             rec["ms"] = t["median_ms"]
             rec["status"] = "ok"
-            del mod, workspace
+            del launch, fn, mod, workspace
         except Exception as e:
             traceback.print_exc()
             rec["status"] = "error"
             rec["error"] = f"{stage}: {type(e).__name__}: {_first_line(e)}"
             if self.sticky():
                 rec["sticky_cuda_error"] = True
-                # Unloading a module fails in a dead context (cupy prints each failure):
-                # keep it until the worker exits (exit_now).
+                # Unloading a module fails in a dead context: keep it until the worker
+                # exits (exit_now).
                 self.__dict__.setdefault("_dead_modules", []).append(mod)
         return rec
 
@@ -673,7 +665,7 @@ def drive(args, problems, results, worker_cmd=None):
     env, pos, failed_starts, workers = None, 0, 0, 0
     deadline = args.t_start + args.deadline if args.deadline > 0 else float("inf")
     options = {"runs": args.runs, "warmup": args.warmup, "min_runs": args.min_runs,
-               "time_budget_s": args.time_budget, "seed": args.seed, "loader": args.loader,
+               "time_budget_s": args.time_budget, "seed": args.seed,
                "reduced_precision_reduction": False, "deadline": deadline}
     stop_reason = None
 
@@ -1157,8 +1149,6 @@ def main(argv=None, worker_cmd=None):
                     help="seconds a kernel or a problem's setup may take before the worker "
                          "is killed (default 60)")
     ap.add_argument("--startup-timeout", type=float, default=180.0, help=argparse.SUPPRESS)
-    ap.add_argument("--loader", choices=("auto", "cupy", "driver"), default="auto",
-                    help="how PTX is loaded (auto: cupy, else the CUDA driver via ctypes)")
     ap.add_argument("--dry-run", action="store_true",
                     help="check the index, manifests and PTX; no GPU, no torch")
     ap.add_argument("--worker", help=argparse.SUPPRESS)

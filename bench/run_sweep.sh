@@ -6,8 +6,8 @@
 # SWEEP_DIR: what bench/compile_sweep.py --out wrote (index.json, PTX, manifests), e.g.
 # .device/sweep. Checks every kernel against a float64 reference, times the correct
 # ones and cuBLAS with one routine, and writes OUT_DIR/sweep.json (the record),
-# sweep.md and run.log. Needs python3 with torch and cupy (else the CUDA driver through
-# ctypes); no LLVM. Options, e.g. --only ID, --runs N, --deadline S, --dry-run:
+# sweep.md and run.log. Needs python3 with torch and the kopt Python package
+# (PYTHONPATH=<bundle>/python); no LLVM. Options, e.g. --only ID, --runs N, --deadline S, --dry-run:
 # bench/run_sweep.py --help. Exit code: run_sweep.py's.
 set -u
 if [ $# -lt 2 ]; then

@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """Unit tests of the benchmark suite's GPU-free parts: the suite file, shape
 inference, the generated kopt and PyTorch text, FLOPs/bytes, roofline and SOL
-score, derived figures, aggregates, the manifest check, the TMA tensor maps of a
-manifest kernel (encode arguments, launch order, malformed entries, the maps the
-op and schedule call for, copy = tma's and tma_store's, checked against the C++
-parser through kopt-run when it is built), the PTX parameter count's message and
-the Markdown report.
+score, derived figures, aggregates, the manifest check (kopt's C++ reader through
+the Python package, then the suite's own checks), the in-process compile of
+run_suite.py --compile and the Markdown report. Needs the kopt package and a
+libkopt.so with the compiler (CTest sets KOPT_LIBRARY and PYTHONPATH).
 
     python3 bench/test_kopt_suite.py        (CTest: bench-suite-unit)
 """
@@ -351,31 +350,121 @@ class Tf32(unittest.TestCase):
 
 
 class Manifest(unittest.TestCase):
+    """compile_suite.check_manifest: the manifest checked by kopt's C++ reader
+    through the package (kopt.validate_manifest), then against the suite."""
+
     def test_check_manifest(self):
+        kopt = ks.import_kopt()
         p = problem([{"name": "x", "shape": [4, 8], "dtype": "f32"}],
                     [{"op": "exp", "args": ["x"], "out": "y"}, {"op": "neg", "args": ["y"],
                                                                "out": "z"}], ["z"])
         p["name"] = "t"
-        m = {"kopt_manifest_version": 2,
-             "kernels": [{"name": "exp_0", "params": [{}, {}]},
-                         {"name": "neg_0", "params": [{}, {}]}],
-             "functions": [{"name": "t",
-                            "args": [{"name": "arg0", "role": "input", "dtype": "f32",
-                                      "shape": [4, 8]},
-                                     {"name": "out0", "role": "output", "dtype": "f32",
-                                      "shape": [4, 8]}],
-                            "buffers": [{"id": 0, "dtype": "f32", "shape": [4, 8]}],
-                            "launches": [{"kernel": "exp_0", "args": [{"arg": 0}, {"buffer": 0}]},
-                                         {"kernel": "neg_0", "args": [{"buffer": 0}, {"arg": 1}]}]}]}
-        ptx = ".visible .entry exp_0(\n.visible .entry neg_0(\n"
+        c = kopt.compile(ks.mlir_text(p), name="t.mlir")
+        m, ptx = c.manifest, c.ptx
         self.assertIsNone(compile_suite.check_manifest(p, m, ptx))
-        self.assertIn("not an .entry", compile_suite.check_manifest(p, m, ".entry exp_0("))
+        fn = m["functions"][0]
+        self.assertIn("not an .entry", compile_suite.check_manifest(
+            p, m, ptx.replace(fn["launches"][-1]["kernel"] + "(", "other(")))
         bad = copy.deepcopy(m)
         bad["functions"][0]["args"][1]["dtype"] = "bf16"
-        self.assertIn("argument z", compile_suite.check_manifest(p, bad, ptx))
+        # The reader first: the launch binds an f32 kernel parameter to it.
+        self.assertIn("functions[0]", compile_suite.check_manifest(p, bad, ptx))
         bad = copy.deepcopy(m)
-        bad["functions"][0]["launches"][1]["args"] = [{"buffer": 3}, {"arg": 1}]
-        self.assertIn("buffer 3", compile_suite.check_manifest(p, bad, ptx))
+        bad["functions"][0]["args"][1]["name"] = "z2"
+        bad["functions"][0]["args"][0]["shape"] = [4, 8]
+        self.assertIsNone(compile_suite.check_manifest(p, bad, ptx))
+        bad["functions"][0]["name"] = "u"
+        self.assertEqual(compile_suite.check_manifest(p, bad, ptx),
+                         "no function named t in the manifest")
+        bad = copy.deepcopy(m)
+        bad["functions"][0]["launches"][-1]["args"][0] = {"buffer": 3}
+        err = compile_suite.check_manifest(p, bad, ptx, name="t.json")
+        self.assertEqual(err, "t.json: functions[0] (t).launches[1].args[0].buffer: no "
+                              "buffer with id 3")
+        bad = copy.deepcopy(m)
+        bad["kernels"][0]["tensor_maps"] = [{"tensor": "input", "box": [8], "swizzle": 96}]
+        self.assertIn("kernels[0] (exp_0).tensor_maps[0].swizzle: 96 is not",
+                      compile_suite.check_manifest(p, bad, ptx))
+        self.assertIn("invalid JSON", compile_suite.check_manifest(p, "{", ptx))
+
+    def test_compile_in_process(self):
+        """compile_suite.compile_in_process (run_suite.py --compile): the package's
+        compile written as kopt-opt writes it, with compile_suite's statuses."""
+        import tempfile
+        kopt = ks.import_kopt()
+        suite = ks.load_suite(ks.SUITE_PATH)
+        ok = next(p for p in suite["problems"] if ks.expected_supported(p))
+        with tempfile.TemporaryDirectory() as d:
+            r = compile_suite.compile_in_process(ok, d, kopt, None, "sm_90a")
+            self.assertEqual(r["status"], "ok", r)
+            self.assertTrue(r["kernels"] and r["ptx_bytes"] > 0, r)
+            self.assertNotIn("ptxas", r)
+            with open(os.path.join(d, ok["name"] + ".json")) as f:
+                self.assertEqual(json.load(f)["ptx"], ok["name"] + ".ptx")
+            bad = copy.deepcopy(ok)
+            bad["graph"][0]["op"] = "nonsense"
+            for expect, status in (("supported", "unsupported-unexpected"),
+                                   ("unsupported", "unsupported")):
+                q = dict(bad, kopt={"expect": expect} if expect == "unsupported" else {})
+                orig = ks.mlir_text
+                ks.mlir_text = lambda p: orig(ok).replace("kopt.", "kopt.nonsense_", 1)
+                try:
+                    r = compile_suite.compile_in_process(q, d, kopt, None, "sm_90a")
+                finally:
+                    ks.mlir_text = orig
+                self.assertEqual(r["status"], status, r)
+                self.assertIn("error", r["error"])
+                self.assertNotIn(d + os.sep, r["error"])
+
+    def test_run_suite_compile_dry_run(self):
+        """run_suite.py --compile SUITE --dry-run: the problems compiled in this
+        process into OUT/compiled (compile_suite.json with compile_suite's statuses,
+        an unsupported problem recorded as such), then checked as --ptx-dir; the PTX
+        and manifests are the bytes kopt-opt writes."""
+        import contextlib
+        import io
+        import subprocess
+        import tempfile
+        import run_suite
+        names = ["llama3_8b_gate_m64_bf16", "llama3_8b_rmsnorm_m4096_bf16",
+                 "llama3_8b_attn_scores_s1024_bf16"]
+        with tempfile.TemporaryDirectory() as d:
+            argv = ["--compile", ks.SUITE_PATH, "--out", d, "--dry-run", "--compile-jobs", "2"]
+            for n in names:
+                argv += ["--only", n]
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                rc = run_suite.main(argv)
+            self.assertEqual(rc, 0, buf.getvalue())
+            self.assertIn("dry run: 3 problems, 0 problems with errors", buf.getvalue())
+            with open(os.path.join(d, "compiled", "compile_suite.json")) as f:
+                rec = json.load(f)
+            self.assertEqual({r["name"]: r["status"] for r in rec["problems"]},
+                             {names[0]: "ok", names[1]: "ok", names[2]: "unsupported"})
+            self.assertTrue(rec["compiler"].startswith("kopt.compile (kopt "), rec)
+            self.assertIsNone(rec["ptxas"])
+            kopt_opt = os.environ.get("KOPT_OPT") or os.path.join(
+                os.path.dirname(HERE), "build", "bin", "kopt-opt")
+            if not os.path.isfile(kopt_opt):
+                self.skipTest("no kopt-opt to compare with")
+            pdir = os.path.join(d, "compiled", "problems")
+            for n in names[:2]:
+                ref = os.path.join(d, n + ".ptx")
+                subprocess.run([kopt_opt, os.path.join(pdir, n + ".mlir"),
+                                f"--kopt-to-ptx=output={ref}", "-o", os.devnull], check=True)
+                for ext in (".ptx", ".json"):
+                    with open(os.path.join(pdir, n + ext), "rb") as f, \
+                            open(ref[:-4] + ext, "rb") as g:
+                        self.assertEqual(f.read(), g.read(), n + ext)
+            # Usage errors.
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                with self.assertRaises(SystemExit):
+                    run_suite.main(["--compile", ks.SUITE_PATH, "--dry-run"])  # no --out
+                with self.assertRaises(SystemExit):
+                    run_suite.main(["--compile", ks.SUITE_PATH, "--ptx-dir", d, "--out", d])
+                self.assertEqual(run_suite.main(["--compile", os.path.join(d, "none.json"),
+                                                 "--out", d, "--dry-run"]), 2)
 
     def test_parse_ptxas(self):
         text = ("ptxas info    : Compiling entry function 'matmul_0' for 'sm_90a'\n"
@@ -384,665 +473,6 @@ class Manifest(unittest.TestCase):
                 "ptxas info    : Used 108 registers, used 1 barriers, 8192 bytes smem\n")
         self.assertEqual(compile_suite.parse_ptxas(text),
                          {"matmul_0": {"registers": 108, "spill_stores": 8, "spill_loads": 4}})
-
-
-WORKSPACE = {"name": "workspace", "role": "workspace", "dtype": "f32", "shape": [4096]}
-
-
-def tma_kernel(a_shape=(256, 1024), b_shape=(512, 1024), dtype="bf16", split_k=False,
-               maps=None):
-    """A matmul kernel of a launch manifest built with copy = tma (docs/manifest.md)."""
-    params = [{"name": "a", "role": "input", "dtype": dtype, "shape": list(a_shape)},
-              {"name": "b", "role": "input", "dtype": dtype, "shape": list(b_shape)},
-              {"name": "result", "role": "output", "dtype": dtype,
-               "shape": [a_shape[0], b_shape[0]]}]
-    if split_k:
-        params.append(dict(WORKSPACE))
-    return {"name": "matmul_0", "class": "matmul",
-            "ops": [{"op": "matmul", "attrs": {"transpose_b": True},
-                     "operands": {"a": "a", "b": "b"}, "result": "result"}],
-            "params": params,
-            "tensor_maps": maps if maps is not None else [
-                {"tensor": "a", "box": [64, 128], "swizzle": 128},
-                {"tensor": "b", "box": [64, 256], "swizzle": 128}],
-            "grid": [8, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 197632}
-
-
-class TensorMaps(unittest.TestCase):
-    """kernels[].tensor_maps: the arguments of cuTensorMapEncodeTiled built from a
-    manifest entry, the launch parameters' order and malformed entries."""
-
-    def test_encode_args_bf16(self):
-        a, b = ks.tensor_map_encode_args(tma_kernel())
-        self.assertEqual(a, {
-            "tensor": "a", "param": 0, "data_type": 9, "rank": 2,
-            "global_dim": [1024, 256],          # the shape [256, 1024] reversed
-            "global_strides": [2048],           # 1024 bf16 elements per row
-            "box": [64, 128], "element_strides": [1, 1], "interleave": 0,
-            "swizzle": 3, "swizzle_bytes": 128, "l2_promotion": 3, "oob_fill": 0})
-        self.assertEqual((b["tensor"], b["param"], b["global_dim"], b["global_strides"],
-                          b["box"]), ("b", 1, [1024, 512], [2048], [64, 256]))
-
-    def test_dtypes_ranks_swizzles(self):
-        for dtype, enum in (("f16", 6), ("f32", 7), ("bf16", 9)):
-            (m,) = ks.tensor_map_encode_args(tma_kernel(dtype=dtype, maps=[
-                {"tensor": "b", "box": [16 // ks.DTYPE_BYTES[dtype], 8], "swizzle": 0}]))
-            self.assertEqual((m["data_type"], m["param"]), (enum, 1), dtype)
-            self.assertEqual(m["global_strides"], [1024 * ks.DTYPE_BYTES[dtype]])
-        for sw, enum in ((0, 0), (32, 1), (64, 2), (128, 3)):
-            (m,) = ks.tensor_map_encode_args(tma_kernel(dtype="f32", maps=[
-                {"tensor": "a", "box": [8, 1], "swizzle": sw}]))
-            self.assertEqual((m["swizzle"], m["swizzle_bytes"]), (enum, sw))
-        k = tma_kernel(dtype="f32", maps=[{"tensor": "a", "box": [4, 8, 2], "swizzle": 0}])
-        k["params"][0]["shape"] = [4, 8, 32]
-        (m,) = ks.tensor_map_encode_args(k)
-        self.assertEqual((m["rank"], m["global_dim"], m["global_strides"], m["box"],
-                          m["element_strides"]),
-                         (3, [32, 8, 4], [128, 1024], [4, 8, 2], [1, 1, 1]))
-        k["params"][0]["shape"] = [64]
-        k["tensor_maps"] = [{"tensor": "a", "box": [32], "swizzle": 128}]
-        (m,) = ks.tensor_map_encode_args(k)
-        self.assertEqual((m["rank"], m["global_dim"], m["global_strides"]), (1, [64], []))
-
-    def test_encode_args_output(self):
-        """A TMA store's map (tma_store = true): of the output parameter, encoded
-        like the inputs' (the address bound at launch is the output buffer's). Rows
-        of 128 bytes (64 bf16), as kopt-opt writes it for block_n 256 (512 bytes)."""
-        k = tma_kernel(split_k=True)
-        k["tensor_maps"].append({"tensor": "result", "box": [64, 128], "swizzle": 128})
-        a, b, c = ks.tensor_map_encode_args(k)
-        self.assertEqual(c, {
-            "tensor": "result", "param": 2, "data_type": 9, "rank": 2,
-            "global_dim": [512, 256],           # the shape [256, 512] reversed
-            "global_strides": [1024],           # 512 bf16 elements per row
-            "box": [64, 128], "element_strides": [1, 1], "interleave": 0,
-            "swizzle": 3, "swizzle_bytes": 128, "l2_promotion": 3, "oob_fill": 0})
-        # A narrower tile's: block_n 16 (32 bytes), rows of 32 bytes, swizzle 32.
-        k["tensor_maps"][2] = {"tensor": "result", "box": [16, 128], "swizzle": 32}
-        c = ks.tensor_map_encode_args(k)[2]
-        self.assertEqual((c["box"], c["swizzle"], c["swizzle_bytes"]), ([16, 128], 1, 32))
-        self.assertEqual(ks.launch_param_values(k, [0xa00, 0xb00, 0xc00, 0xd00],
-                                                [0x1000, 0x2000, 0x3000]),
-                         [0xa00, 0xb00, 0xc00, 0xd00, 0x1000, 0x2000, 0x3000])
-        self.assertEqual(ks.launch_param_count_error(k, 7), None)
-
-    def test_absent_or_empty(self):
-        k = tma_kernel()
-        k["tensor_maps"] = []
-        self.assertEqual(ks.tensor_map_encode_args(k), [])
-        k = tma_kernel()
-        del k["tensor_maps"]
-        self.assertEqual(ks.tensor_map_encode_args(k), [])
-        self.assertIsNone(ks.tensor_map_error(k))
-        # null is not "none", as in the C++ parser.
-        k["tensor_maps"] = None
-        with self.assertRaisesRegex(ks.ManifestError,
-                                    r"^kernels\[0\]\.tensor_maps: must be an array, got null$"):
-            ks.tensor_map_encode_args(k, "kernels[0]")
-        self.assertEqual(ks.tensor_map_error(k, "kernels[0]"),
-                         "kernels[0].tensor_maps: must be an array, got null")
-
-    def test_launch_order(self):
-        """Params (the split-K workspace included), then the maps in tensor_maps
-        order; maps are not bound by launches."""
-        k = tma_kernel(split_k=True, maps=[{"tensor": "b", "box": [64, 256], "swizzle": 128},
-                                           {"tensor": "a", "box": [64, 128], "swizzle": 128}])
-        self.assertEqual([m["param"] for m in ks.tensor_map_encode_args(k)], [1, 0])
-        self.assertEqual(ks.launch_param_values(k, [0xa00, 0xb00, 0xc00, 0xd00],
-                                                [0x1000, 0x2000]),
-                         [0xa00, 0xb00, 0xc00, 0xd00, 0x1000, 0x2000])
-        with self.assertRaisesRegex(ks.ManifestError, "3 addresses bound for 4 parameters"):
-            ks.launch_param_values(k, [1, 2, 3], [4, 5])
-        with self.assertRaisesRegex(ks.ManifestError, "1 tensor-map addresses for 2"):
-            ks.launch_param_values(k, [1, 2, 3, 4], [5])
-        plain = tma_kernel(maps=[])
-        self.assertEqual(ks.launch_param_values(plain, [1, 2, 3], []), [1, 2, 3])
-
-    def test_errors(self):
-        def param(i, **kw):
-            return lambda k: k["params"][i].update(kw)
-
-        def tmap(j, **kw):
-            return lambda k: k["tensor_maps"][j].update(kw)
-        cases = [
-            (tmap(1, box=[512, 256]),
-             "f.json: kernels[0].tensor_maps[1].box[0]: 512 is out of range (1 to 256)"),
-            (tmap(0, box=[64, 0]), "tensor_maps[0].box[1]: 0 is out of range (1 to 256)"),
-            (tmap(0, box=[64, True]), "tensor_maps[0].box[1]: must be an integer, got a "
-                                      "boolean"),
-            (tmap(0, box=[64.0, 128]), "tensor_maps[0].box[0]: must be an integer, got a "
-                                       "number"),
-            (tmap(1, box=["64", 256]), "tensor_maps[1].box[0]: must be an integer, got a "
-                                       "string"),
-            (tmap(0, box=[64, None]), "tensor_maps[0].box[1]: must be an integer, got null"),
-            (tmap(0, box=[64, 1 << 63]), "tensor_maps[0].box[1]: integer out of range"),
-            # Types of every entry before any entry's values (map 0's tensor is bad).
-            (lambda k: (k["tensor_maps"][0].update(tensor="x"),
-                        k["tensor_maps"][1].update(box=[64, 2.5])),
-             "tensor_maps[1].box[1]: must be an integer, got a number"),
-            (tmap(0, box=[64]), "tensor_maps[0].box: has 1 entries, the tensor a has rank 2"),
-            (tmap(0, box="64x128"), "tensor_maps[0].box: must be an array, got a string"),
-            (tmap(0, tensor="x"), "tensor_maps[0].tensor: 'x' is not a parameter of the "
-                                  "kernel (a, b, result)"),
-            # A map of the output is an entry like any other (a TMA store); one of
-            # the split-K workspace is not.
-            (lambda k: (k["params"].append(dict(WORKSPACE)),
-                        k["tensor_maps"][1].update(tensor="workspace")),
-             "tensor_maps[1].tensor: parameter 'workspace' has role 'workspace'; a tensor "
-             "map reads an input or writes an output parameter"),
-            (lambda k: (k["params"][2].update(role="scratch"),
-                        k["tensor_maps"][1].update(tensor="result")),
-             "tensor_maps[1].tensor: parameter 'result' has role 'scratch'; a tensor map "
-             "reads an input or writes an output parameter"),
-            (tmap(0, swizzle=16), "tensor_maps[0].swizzle: 16 is not 0, 32, 64 or 128"),
-            (tmap(0, swizzle="128B"), "tensor_maps[0].swizzle: '128B' is not"),
-            (tmap(0, box=[4, 128], swizzle=0), "tensor_maps[0].box[0]: 4 x 2 bytes (bf16) = "
-                                               "8 is not a multiple of 16 bytes"),
-            (tmap(0, box=[128, 128]), "tensor_maps[0].box[0]: 128 x 2 bytes (bf16) = 256 "
-                                      "exceeds the swizzle span (128 bytes)"),
-            (tmap(0, box=[64, 128], swizzle=64), "exceeds the swizzle span (64 bytes)"),
-            (param(0, shape=[256, 1020]), "tensor_maps[0].tensor: parameter a (bf16 [256, "
-                                          "1020]): the byte stride of dimension 1 (innermost "
-                                          "first) is 2040, not a multiple of 16"),
-            (param(0, shape=[1, 1, 1, 1, 2, 8]), "parameter a has rank 6"),
-            (param(0, shape=[256, 0]), "parameter a has shape [256, 0]"),
-            (param(0, dtype="f64"), "parameter a has dtype 'f64'"),
-            (lambda k: (k["params"][0].update(shape=[2, 1 << 20, 1 << 20]),
-                        k["tensor_maps"][0].update(box=[64, 1, 1])),
-             f"dimension 2 (innermost first) is {1 << 41}, not below 2^40"),
-            (lambda k: (k["params"][0].update(shape=[2, 1 << 33]),
-                        k["tensor_maps"][0].update(box=[64, 1])),
-             f"dimension 0 (innermost first) is {1 << 33}, above 2^32"),
-            (lambda k: k["tensor_maps"][0].update(box=[4, 0], swizzle=7), "swizzle: 7 is not"),
-            (lambda k: k["tensor_maps"][0].pop("swizzle"), "tensor_maps[0]: swizzle is missing"),
-            (lambda k: k["tensor_maps"].append(7), "tensor_maps[2]: must be an object"),
-            (lambda k: k.update(tensor_maps={"tensor": "a"}), "kernels[0].tensor_maps: must be "
-                                                              "an array, got an object"),
-            (lambda k: k.update(tensor_maps=None), "kernels[0].tensor_maps: must be an array, "
-                                                   "got null"),
-        ]
-        for change, want in cases:
-            k = copy.deepcopy(tma_kernel())
-            change(k)
-            with self.assertRaises(ks.ManifestError, msg=want) as cm:
-                ks.tensor_map_encode_args(k, "f.json: kernels[0]")
-            self.assertIn(want, str(cm.exception))
-            self.assertEqual(ks.tensor_map_error(k, "f.json: kernels[0]"), str(cm.exception))
-
-    def test_check_manifest(self):
-        """A manifest with tensor_maps passes the suite's check (launches bind the
-        params only); a malformed map is a mismatch naming the field."""
-        p = problem([{"name": "x", "shape": [256, 1024], "dtype": "bf16"},
-                     {"name": "w", "shape": [512, 1024], "dtype": "bf16"}],
-                    [{"op": "matmul", "args": ["x", "w"], "attrs": {"transpose_b": True},
-                      "out": "y"}], ["y"])
-        m = {"kopt_manifest_version": 2, "kernels": [tma_kernel()],
-             "functions": [{"name": "t",
-                            "args": [{"name": "arg0", "role": "input", "dtype": "bf16",
-                                      "shape": [256, 1024]},
-                                     {"name": "arg1", "role": "input", "dtype": "bf16",
-                                      "shape": [512, 1024]},
-                                     {"name": "out0", "role": "output", "dtype": "bf16",
-                                      "shape": [256, 512]}],
-                            "buffers": [],
-                            "launches": [{"kernel": "matmul_0",
-                                          "args": [{"arg": 0}, {"arg": 1}, {"arg": 2}]}]}]}
-        ptx = ".visible .entry matmul_0(\n"
-        self.assertIsNone(compile_suite.check_manifest(p, m, ptx))
-        bad = copy.deepcopy(m)
-        bad["functions"][0]["launches"][0]["args"] += [{"arg": 0}, {"arg": 1}]
-        self.assertIn("passes 5 arguments for 3 parameters",
-                      compile_suite.check_manifest(p, bad, ptx))
-        bad = copy.deepcopy(m)
-        bad["kernels"][0]["tensor_maps"][1]["swizzle"] = 96
-        self.assertEqual(compile_suite.check_manifest(p, bad, ptx),
-                         "kernels[0].tensor_maps[1].swizzle: 96 is not 0, 32, 64 or 128")
-
-
-SCHED_TMA = {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 256,
-             "block_k": 64, "warp_m": 64, "warp_n": 256, "num_warps": 8, "stages": 4,
-             "split_k": 1, "swizzle": 8, "vector_width": 8, "persistent": False}
-
-
-def sched_kernel(dtype="bf16", b_shape=(256, 64), transpose_b=True, **sched):
-    """matmul_0 (a [128, 64], b [256, 64] with transpose_b) built with copy = tma and
-    a 128 x 256 tile (schedule changes in `sched`), with the maps kopt-opt writes:
-    the same kernel as the C++ ManifestTest's withTma()."""
-    row = 128 // ks.DTYPE_BYTES[dtype]
-    n = b_shape[0] if transpose_b else b_shape[1]
-    return {"name": "matmul_0", "class": "matmul",
-            "ops": [{"op": "matmul",
-                     "attrs": {"transpose_a": False, "transpose_b": transpose_b},
-                     "operands": {"a": "a", "b": "b"}, "result": "result"}],
-            "params": [{"name": "a", "role": "input", "dtype": dtype, "shape": [128, 64]},
-                       {"name": "b", "role": "input", "dtype": dtype, "shape": list(b_shape)},
-                       {"name": "result", "role": "output", "dtype": "f32",
-                        "shape": [128, n]}],
-            "tensor_maps": [{"tensor": "a", "box": [row, 128], "swizzle": 128},
-                            {"tensor": "b", "box": [row, 256], "swizzle": 128}],
-            "schedule": dict(SCHED_TMA, **sched),
-            "grid": [1, 1, 1], "block": [256, 1, 1], "dynamic_shared_bytes": 197632}
-
-
-def sched_manifest(kernel):
-    """A whole manifest around `kernel` (for kopt-run's parser)."""
-    args = [{"name": f"arg{i}", "role": p["role"], "dtype": p["dtype"], "shape": p["shape"]}
-            for i, p in enumerate(kernel["params"]) if p["role"] != "workspace"]
-    return {"kopt_manifest_version": 2, "chip": "sm_90a", "ptx": "t.ptx",
-            "kernels": [kernel],
-            "functions": [{"name": "f", "args": args, "buffers": [], "launches": [
-                {"kernel": kernel["name"],
-                 "args": [{"arg": i} for i in range(len(args))]}]}]}
-
-
-def _tmap(j, **kw):
-    return lambda k: k["tensor_maps"][j].update(kw)
-
-
-def _sched(**kw):
-    return lambda k: k["schedule"].update(kw)
-
-
-def _pop(*path):
-    def change(k):
-        for key in path[:-1]:
-            k = k[key]
-        k.pop(path[-1])
-    return change
-
-
-def _swap_maps(k):
-    k["tensor_maps"].reverse()
-
-
-def _transpose_b_nk(k):
-    k["ops"][0]["attrs"]["transpose_b"] = False
-    k["params"][1]["shape"] = [64, 256]
-
-
-def _chain(*changes):
-    def change(k):
-        for c in changes:
-            c(k)
-    return change
-
-
-def _store(copy="tma", columns=None, swizzle=None):
-    """tma_store = true with `copy`, and the output's map as kopt-opt writes it, last:
-    box [S / sizeof(C), tma_box_rows(block_m, M)], swizzle S, S the largest of 128, 64
-    and 32 dividing block_n * sizeof(C) (after the maps of a and b with copy = tma;
-    the only one otherwise). `columns` and `swizzle`, when given, are box[0] and the
-    swizzle instead (what a case expects, spelled out)."""
-    def change(k):
-        k["schedule"].update(copy=copy, tma_store=True)
-        if copy != "tma":
-            k["tensor_maps"] = []
-        c = k["params"][2]
-        size = ks.DTYPE_BYTES[c["dtype"]]
-        span = ks.tma_store_swizzle_bytes(k["schedule"]["block_n"] * size)
-        k["tensor_maps"].append({
-            "tensor": "result", "swizzle": span if swizzle is None else swizzle,
-            "box": [span // size if columns is None else columns,
-                    ks.tma_box_rows(k["schedule"]["block_m"], c["shape"][0])]})
-    return change
-
-
-def _block_n(n):
-    """schedule.block_n = n (at most N = 256), with b's map (copy = tma) of n rows;
-    before _store."""
-    def change(k):
-        k["schedule"]["block_n"] = n
-        if k["schedule"]["copy"] == "tma":
-            k["tensor_maps"][1]["box"] = [k["tensor_maps"][1]["box"][0], n]
-    return change
-
-
-def _m13(k):
-    """A decode kernel: M = 13 rows (A's map has boxes of 16 rows)."""
-    k["params"][0].update(shape=[13, 64])
-    k["params"][2].update(shape=[13, 256])
-    k["tensor_maps"][0].update(box=[64, 16])
-
-
-def _bf16_out(k):
-    k["params"][2]["dtype"] = "bf16"
-
-
-def _workspace_map(k):
-    """A split-K workspace (32 + 2 x M x N f32, as the C++ parser asks), named by
-    map 1."""
-    k["params"].append(dict(WORKSPACE, shape=[32 + 2 * 128 * 256]))
-    k["tensor_maps"][1].update(tensor="workspace")
-
-
-MM = "kernels[0] (matmul_0)"
-STORE_COUNT = ("schedule.copy is 'tma' and schedule.tma_store is true, which take 3 tensor "
-               "maps (of 'a', 'b', then the output), got ")
-STORE_ONLY_COUNT = ("schedule.copy is 'cp_async' and schedule.tma_store is true, which take "
-                    "1 tensor map (of the output), got ")
-TMA_COUNT = "schedule.copy is 'tma', which takes 2 tensor maps (of 'a', then 'b'), got "
-GELU = {"name": "gelu_3", "class": "elementwise",
-        "ops": [{"op": "gelu", "attrs": {"approximate": "tanh"},
-                 "operands": {"input": "input"}, "result": "result"}],
-        "params": [{"name": "input", "role": "input", "dtype": "f16", "shape": [8]},
-                   {"name": "result", "role": "output", "dtype": "f16", "shape": [8]}],
-        "tensor_maps": [{"tensor": "input", "box": [8], "swizzle": 0}],
-        "grid": [1, 1, 1], "block": [32, 1, 1], "dynamic_shared_bytes": 0}
-# (change to sched_kernel(), message after "kernels[0] (matmul_0)") for the rules
-# of docs/manifest.md (schedule); the C++ parser gives the same messages.
-SCHEDULE_ERRORS = [
-    (_pop("tensor_maps"), ".tensor_maps: " + TMA_COUNT + "0"),
-    (lambda k: k.update(tensor_maps=[]), ".tensor_maps: " + TMA_COUNT + "0"),
-    (lambda k: k["tensor_maps"].pop(), ".tensor_maps: " + TMA_COUNT + "1"),
-    (lambda k: k["tensor_maps"].append(dict(k["tensor_maps"][1])),
-     ".tensor_maps: " + TMA_COUNT + "3"),
-    (_sched(copy="cp_async"),
-     ".tensor_maps: schedule.copy is 'cp_async', which takes no tensor maps, got 2"),
-    (_tmap(0, box=[64, 64]), ".tensor_maps[0].box[1]: 64, but schedule.block_m is 128"),
-    (_tmap(1, box=[64, 128]), ".tensor_maps[1].box[1]: 128, but schedule.block_n is 256"),
-    (_sched(block_n=128), ".tensor_maps[1].box[1]: 256, but schedule.block_n is 128"),
-    (_swap_maps, ".tensor_maps[0].box[1]: 256, but schedule.block_m is 128"),
-    (lambda k: (k["params"][0].update(shape=[13, 64]), k["params"][2].update(shape=[13, 256])),
-     ".tensor_maps[0].box[1]: 128, but 'a' [13, 64] has fewer rows than schedule.block_m "
-     "(128): its boxes have its rows rounded up to 8, 16"),
-    (_sched(num_warps=9, warp_specialize=True),
-     ".block: 256 threads, but schedule.num_warps is 9 (288 threads)"),
-    (_sched(warp_specialize="yes"), ".schedule.warp_specialize: must be a boolean, got a string"),
-    (_sched(num_warps=0), ".schedule.num_warps: value 0 out of range [1, 32]"),
-    (_tmap(0, box=[32, 128]), ".tensor_maps[0].box[0]: 32, but copy = tma reads rows of "
-                              "128 bytes: 128 / sizeof(bf16) is 64"),
-    (_tmap(1, swizzle=0), ".tensor_maps[1].swizzle: 0, but copy = tma maps use swizzle 128"),
-    (_tmap(1, box=[64, 512]), ".tensor_maps[1].box[1]: 512 is out of range (1 to 256)"),
-    (lambda k: (_transpose_b_nk(k), k["tensor_maps"][0].update(tensor="b")),
-     ".tensor_maps[0].tensor: 'b' [64, 256], but map 0 of a copy = tma kernel reads 'a' "
-     "[128, 64] (another input only with the same last, K, dimension)"),
-    (lambda k: (_transpose_b_nk(k), k["tensor_maps"][1].update(tensor="a")),
-     ".tensor_maps[1].tensor: 'a' [128, 64], but map 1 of a copy = tma kernel reads 'b' "
-     "[64, 256] (another input only with the same last, K, dimension)"),
-    (lambda k: k.update(schedule=[]), ".schedule: must be an object, got an array"),
-    (lambda k: k.update(schedule=None), ".schedule: must be an object, got null"),
-    (_pop("schedule", "copy"), ".schedule.copy: missing field"),
-    (_sched(copy=3), ".schedule.copy: must be a string, got an integer"),
-    (_pop("schedule", "block_m"), ".schedule.block_m: missing field"),
-    (_sched(block_n="256"), ".schedule.block_n: must be an integer, got a string"),
-    (_sched(block_m=128.0), ".schedule.block_m: must be an integer, got a number"),
-    (lambda k: k.update(tensor_maps=None), ".tensor_maps: must be an array, got null"),
-    (_tmap(0, box=[64, True]), ".tensor_maps[0].box[1]: must be an integer, got a boolean"),
-    # A map of the split-K workspace (a map reads an input or writes an output).
-    (_workspace_map, ".tensor_maps[1].tensor: parameter 'workspace' has role 'workspace'; "
-                     "a tensor map reads an input or writes an output parameter"),
-    # tma_store = true: the output's map, last.
-    (_sched(tma_store=True), ".tensor_maps: " + STORE_COUNT + "2"),
-    (_chain(_store(), lambda k: k["tensor_maps"].pop()), ".tensor_maps: " + STORE_COUNT + "2"),
-    (_chain(_store(), lambda k: k["tensor_maps"].append(dict(k["tensor_maps"][2]))),
-     ".tensor_maps: " + STORE_COUNT + "4"),
-    (_chain(_store("cp_async"), lambda k: k.pop("tensor_maps")),
-     ".tensor_maps: " + STORE_ONLY_COUNT + "0"),
-    (_sched(copy="cp_async", tma_store=True), ".tensor_maps: " + STORE_ONLY_COUNT + "2"),
-    (_chain(_store("sync"), lambda k: k.update(tensor_maps=[])),
-     ".tensor_maps: schedule.copy is 'sync' and schedule.tma_store is true, which take 1 "
-     "tensor map (of the output), got 0"),
-    # ... and without tma_store the output's map is one too many.
-    (_chain(_store(), _sched(tma_store=False)), ".tensor_maps: " + TMA_COUNT + "3"),
-    (_chain(_store("cp_async"), _pop("schedule", "tma_store")),
-     ".tensor_maps: schedule.copy is 'cp_async', which takes no tensor maps, got 1"),
-    (_chain(_store(), _tmap(2, tensor="a")),
-     ".tensor_maps[2].tensor: 'a' is not an output parameter of the kernel (with tma_store "
-     "the last map writes the output)"),
-    (_chain(_store("cp_async"), _tmap(0, tensor="b")),
-     ".tensor_maps[0].tensor: 'b' is not an output parameter of the kernel (with tma_store "
-     "the last map writes the output)"),
-    (_chain(_store(), lambda k: k["tensor_maps"].insert(0, k["tensor_maps"].pop())),
-     ".tensor_maps[2].tensor: 'b' is not an output parameter of the kernel (with tma_store "
-     "the last map writes the output)"),
-    # box[0]: rows of S bytes, S the largest of 128, 64, 32 dividing block_n x sizeof(C).
-    (_chain(_store(), _tmap(2, box=[4, 128])),
-     ".tensor_maps[2].box[0]: 4, but with schedule.block_n x sizeof(f32) = 256 x 4 = 1024 "
-     "bytes tma_store writes rows of 128 bytes: 32 elements"),
-    # (the boxes of 32 bytes of the rule before: 8 f32, 16 bf16)
-    (_chain(_store(), _tmap(2, box=[8, 128])),
-     ".tensor_maps[2].box[0]: 8, but with schedule.block_n x sizeof(f32) = 256 x 4 = 1024 "
-     "bytes tma_store writes rows of 128 bytes: 32 elements"),
-    (_chain(_bf16_out, _store(), _tmap(2, box=[16, 128])),
-     ".tensor_maps[2].box[0]: 16, but with schedule.block_n x sizeof(bf16) = 256 x 2 = 512 "
-     "bytes tma_store writes rows of 128 bytes: 64 elements"),
-    (_chain(_bf16_out, _block_n(96), _store(), _tmap(2, box=[64, 128], swizzle=128)),
-     ".tensor_maps[2].box[0]: 64, but with schedule.block_n x sizeof(bf16) = 96 x 2 = 192 "
-     "bytes tma_store writes rows of 64 bytes: 32 elements"),
-    (_chain(_bf16_out, _block_n(32), _store(), _tmap(2, box=[16, 128])),
-     ".tensor_maps[2].box[0]: 16, but with schedule.block_n x sizeof(bf16) = 32 x 2 = 64 "
-     "bytes tma_store writes rows of 64 bytes: 32 elements"),
-    (_chain(_bf16_out, _block_n(16), _store(), _tmap(2, box=[32, 128], swizzle=64)),
-     ".tensor_maps[2].box[0]: 32, but with schedule.block_n x sizeof(bf16) = 16 x 2 = 32 "
-     "bytes tma_store writes rows of 32 bytes: 16 elements"),
-    (_chain(_bf16_out, _block_n(48), _store("cp_async"), _tmap(0, box=[8, 128])),
-     ".tensor_maps[0].box[0]: 8, but with schedule.block_n x sizeof(bf16) = 48 x 2 = 96 "
-     "bytes tma_store writes rows of 32 bytes: 16 elements"),
-    # No S: block_n x sizeof(C) not a multiple of 32 bytes.
-    (_chain(_bf16_out, _block_n(8), _store(columns=8, swizzle=32)),
-     ".tensor_maps[2]: schedule.block_n x sizeof(bf16) = 8 x 2 = 16 bytes is not a multiple "
-     "of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
-    (_chain(_bf16_out, _block_n(24), _store("cp_async", columns=8, swizzle=32)),
-     ".tensor_maps[0]: schedule.block_n x sizeof(bf16) = 24 x 2 = 48 bytes is not a "
-     "multiple of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
-    (_chain(_block_n(4), _store(columns=4, swizzle=0)),
-     ".tensor_maps[2]: schedule.block_n x sizeof(f32) = 4 x 4 = 16 bytes is not a multiple "
-     "of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
-    (_chain(_store(), _tmap(2, box=[32, 64])),
-     ".tensor_maps[2].box[1]: 64, but schedule.block_m is 128 and M 128: the boxes have "
-     "min(block_m, M rounded up to 8) = 128 rows"),
-    (_chain(_m13, _store(), _tmap(2, box=[32, 128])),
-     ".tensor_maps[2].box[1]: 128, but schedule.block_m is 128 and M 13: the boxes have "
-     "min(block_m, M rounded up to 8) = 16 rows"),
-    (_chain(_m13, _store("cp_async"), _tmap(0, box=[32, 13])),
-     ".tensor_maps[0].box[1]: 13, but schedule.block_m is 128 and M 13: the boxes have "
-     "min(block_m, M rounded up to 8) = 16 rows"),
-    # swizzle S (a narrower one is below the box's row, which the entry rules reject).
-    (_chain(_store(), _tmap(2, swizzle=0)),
-     ".tensor_maps[2].swizzle: 0, but the tma_store map's rows of 128 bytes use swizzle 128"),
-    (_chain(_store("cp_async"), _tmap(0, swizzle=0)),
-     ".tensor_maps[0].swizzle: 0, but the tma_store map's rows of 128 bytes use swizzle 128"),
-    (_chain(_bf16_out, _block_n(32), _store(), _tmap(2, swizzle=128)),
-     ".tensor_maps[2].swizzle: 128, but the tma_store map's rows of 64 bytes use swizzle 64"),
-    (_chain(_bf16_out, _block_n(16), _store(), _tmap(2, swizzle=64)),
-     ".tensor_maps[2].swizzle: 64, but the tma_store map's rows of 32 bytes use swizzle 32"),
-    (_chain(_block_n(8), _store("sync"), _tmap(0, swizzle=128)),
-     ".tensor_maps[0].swizzle: 128, but the tma_store map's rows of 32 bytes use swizzle 32"),
-    # The output's map is checked before the operands'.
-    (_chain(_store(), _tmap(0, box=[64, 64]), _tmap(2, swizzle=0)),
-     ".tensor_maps[2].swizzle: 0, but the tma_store map's rows of 128 bytes use swizzle 128"),
-    (_chain(_bf16_out, _block_n(8), _store(columns=8, swizzle=32), _tmap(1, box=[64, 256])),
-     ".tensor_maps[2]: schedule.block_n x sizeof(bf16) = 8 x 2 = 16 bytes is not a multiple "
-     "of 32 (tma_store stores boxes of 32 to 128 bytes of columns)"),
-    (_chain(_store(), _tmap(0, box=[64, 64])),
-     ".tensor_maps[0].box[1]: 64, but schedule.block_m is 128"),
-    (_sched(tma_store="yes"), ".schedule.tma_store: must be a boolean, got a string"),
-    (_sched(tma_store=1), ".schedule.tma_store: must be a boolean, got an integer"),
-    (_chain(_store("cp_async"), _pop("schedule", "block_m")),
-     ".schedule.block_m: missing field"),
-    (_chain(_store("sync"), _sched(block_n=None)),
-     ".schedule.block_n: must be an integer, got null"),
-]
-
-
-def _both_b(k):
-    for m in k["tensor_maps"]:
-        m["tensor"] = "b"
-
-
-def _both_a(k):
-    for m in k["tensor_maps"]:
-        m["tensor"] = "a"
-
-
-def _f32(k):
-    for p in k["params"][:2]:
-        p["dtype"] = "f32"
-    k["tensor_maps"][0]["box"] = [32, 128]
-    k["tensor_maps"][1]["box"] = [32, 256]
-
-
-def _other_copy(copy, maps):
-    def change(k):
-        k["schedule"].update(copy=copy, block_m="informational")
-        if maps is None:
-            del k["tensor_maps"]
-        else:
-            k["tensor_maps"] = maps
-    return change
-
-
-SCHEDULE_OK = [
-    ("as kopt-opt writes it", lambda k: None),
-    ("decode: A of 13 rows, boxes of 16",
-     lambda k: (k["params"][0].update(shape=[13, 64]), k["params"][2].update(shape=[13, 256]),
-                k["tensor_maps"][0].update(box=[64, 16]))),
-    ("one buffer for both operands: both maps of b", _both_b),
-    ("one buffer for both operands: both maps of a", _both_a),
-    ("f32 operands (TF32): 32-element rows", _f32),
-    ("cp_async without maps", _other_copy("cp_async", None)),
-    ("sync with []", _other_copy("sync", [])),
-    ("no schedule: the entries' rules only", lambda k: (k.pop("schedule"), _swap_maps(k))),
-    ("tma_store = false", _sched(tma_store=False)),
-    ("tma_store: maps of a, b, then the output", _store()),
-    ("tma_store with cp_async: the output's map only", _store("cp_async")),
-    ("tma_store with sync: the output's map only", _store("sync")),
-    # Rows of S bytes, S the largest of 128, 64, 32 dividing block_n x sizeof(C).
-    ("tma_store, f32 C, block_n 256 (1024 bytes): [32, 128], swizzle 128",
-     _store(columns=32, swizzle=128)),
-    ("tma_store, bf16 C, block_n 256 (512 bytes): [64, 128], swizzle 128",
-     _chain(_bf16_out, _store(columns=64, swizzle=128))),
-    ("tma_store, bf16 C, block_n 64 (128 bytes): [64, 128], swizzle 128",
-     _chain(_bf16_out, _block_n(64), _store(columns=64, swizzle=128))),
-    ("tma_store, bf16 C, block_n 96 (192 bytes): [32, 128], swizzle 64",
-     _chain(_bf16_out, _block_n(96), _store(columns=32, swizzle=64))),
-    ("tma_store, bf16 C, block_n 32 (64 bytes): [32, 128], swizzle 64",
-     _chain(_bf16_out, _block_n(32), _store(columns=32, swizzle=64))),
-    ("tma_store, f32 C, block_n 16 (64 bytes): [16, 128], swizzle 64",
-     _chain(_block_n(16), _store(columns=16, swizzle=64))),
-    ("tma_store, bf16 C, block_n 16 (32 bytes): [16, 128], swizzle 32",
-     _chain(_bf16_out, _block_n(16), _store(columns=16, swizzle=32))),
-    ("tma_store, bf16 C, block_n 48 (96 bytes): [16, 128], swizzle 32",
-     _chain(_bf16_out, _block_n(48), _store(columns=16, swizzle=32))),
-    ("tma_store, f32 C, block_n 8 (32 bytes), cp_async: [8, 128], swizzle 32",
-     _chain(_block_n(8), _store("cp_async", columns=8, swizzle=32))),
-    ("tma_store, M = 13: boxes of 16 rows", _chain(_m13, _store())),
-    ("tma_store, M = 13, cp_async", _chain(_m13, _store("cp_async"))),
-    ("tma_store, block_m 64", _chain(_sched(block_m=64), _tmap(0, box=[64, 64]), _store())),
-    ("no schedule: a map of the output is an entry like another",
-     _chain(_store(), lambda k: k.pop("schedule"))),
-]
-
-
-def _kopt_run():
-    """kopt-run built in this tree (or $KOPT_RUN), for the C++ parser; None if none."""
-    root = os.path.dirname(HERE)
-    for path in [os.environ.get("KOPT_RUN")] + [
-            os.path.join(root, d, "bin", "kopt-run") for d in ("build", "build-rt")]:
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-class TensorMapSchedule(unittest.TestCase):
-    """kernels[].tensor_maps against the op and schedule (docs/manifest.md):
-    copy = tma takes exactly the maps of a and b with boxes of the block tile,
-    other copies and other ops none; tma_store = true one more, last, of the
-    output; the same messages as the C++ parser."""
-
-    def test_good(self):
-        for what, change in SCHEDULE_OK:
-            k = sched_kernel()
-            change(k)
-            self.assertIsNone(ks.tensor_map_error(k, MM), what)
-        # A schedule on another kernel is not read.
-        self.assertIsNone(ks.tensor_map_error(dict(GELU, tensor_maps=[], schedule=5)))
-        # Nor are maps asked of a kernel without op (as the suite's check_manifest
-        # tests write them) unless it has some.
-        self.assertIsNone(ks.tensor_map_error({"name": "exp_0", "params": [{}, {}]}))
-
-    def test_errors(self):
-        for change, want in SCHEDULE_ERRORS:
-            k = sched_kernel()
-            change(k)
-            self.assertEqual(ks.tensor_map_error(k, MM), MM + want)
-        self.assertEqual(ks.tensor_map_error(GELU, "kernels[3] (gelu_3)"),
-                         "kernels[3] (gelu_3).tensor_maps: op gelu takes no tensor maps (only "
-                         "a matmul whose schedule.copy is 'tma' or schedule.tma_store true has them), got 1")
-        with self.assertRaisesRegex(ks.ManifestError, r"box\[1\]: 64, but schedule.block_m"):
-            k = sched_kernel()
-            k["tensor_maps"][0]["box"] = [64, 64]
-            ks.check_tensor_map_schedule(k)
-
-    def test_store_swizzle_bytes(self):
-        """tma_store's rows (and swizzle): the largest of 128, 64 and 32 bytes dividing
-        block_n x sizeof(C), 0 when none does (kopt::schedule::tmaStoreSwizzleBytes)."""
-        for block_bytes, want in ((1024, 128), (512, 128), (256, 128), (128, 128),
-                                  (384, 128), (192, 64), (64, 64), (320, 64), (96, 32),
-                                  (32, 32), (160, 32), (16, 0), (48, 0), (8, 0), (2, 0)):
-            self.assertEqual(ks.tma_store_swizzle_bytes(block_bytes), want, block_bytes)
-
-    def test_same_as_the_cpp_parser(self):
-        """Every case above through kopt-run's parser (read before the driver is
-        opened): the same message, or no manifest error."""
-        kopt_run = _kopt_run()
-        if kopt_run is None:
-            self.skipTest("kopt-run is not built (build/bin/kopt-run or $KOPT_RUN)")
-        import subprocess
-        import tempfile
-        cases = [(c, MM + w) for c, w in SCHEDULE_ERRORS] + [(c, None) for _, c in SCHEDULE_OK]
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "t.json")
-            for change, want in cases:
-                k = sched_kernel()
-                change(k)
-                m = sched_manifest(k)
-                if want and "'b' [64, 256]" in want:  # b stored [K, N]: its function arg too
-                    m["functions"][0]["args"][1]["shape"] = [64, 256]
-                with open(path, "w") as f:
-                    json.dump(m, f)
-                r = subprocess.run([kopt_run, path, "--kernel", "no_such_kernel"],
-                                   capture_output=True, text=True, timeout=60)
-                self.assertEqual(r.returncode, 2, r.stderr)
-                if want is None:
-                    self.assertIn("no kernel named 'no_such_kernel'", r.stderr)
-                    self.assertIsNone(ks.tensor_map_error(k, MM))
-                else:
-                    self.assertIn(f"kopt-run: error: {path}: {want}\n", r.stderr)
-                    self.assertEqual(ks.tensor_map_error(k, MM), want)
-
-    def test_check_manifest(self):
-        """compile_suite.check_manifest applies the rules to every kernel."""
-        p = problem([{"name": "x", "shape": [128, 64], "dtype": "bf16"},
-                     {"name": "w", "shape": [256, 64], "dtype": "bf16"}],
-                    [{"op": "matmul", "args": ["x", "w"], "attrs": {"transpose_b": True},
-                      "out": "y", "dtype": "f32"}], ["y"])
-        m = sched_manifest(sched_kernel())
-        m["functions"][0]["name"] = "t"
-        ptx = ".visible .entry matmul_0(\n"
-        self.assertIsNone(compile_suite.check_manifest(p, m, ptx))
-        m["kernels"][0]["tensor_maps"][0]["box"] = [64, 64]
-        self.assertEqual(compile_suite.check_manifest(p, m, ptx),
-                         "kernels[0].tensor_maps[0].box[1]: 64, but schedule.block_m is 128")
-
-
-class LaunchParamCount(unittest.TestCase):
-    """The PTX entry's parameter count (cuFuncGetParamInfo) against the manifest:
-    params, then one per tensor map."""
-
-    def test_count(self):
-        k = sched_kernel()
-        self.assertIsNone(ks.launch_param_count_error(k, 5))
-        want = "kernel 'matmul_0': the PTX entry takes {} parameters, the manifest lists {}"
-        self.assertEqual(ks.launch_param_count_error(k, 3),
-                         want.format(3, "3 params and 2 tensor maps"))
-        k["tensor_maps"].pop()
-        self.assertEqual(ks.launch_param_count_error(k, 5),
-                         want.format(5, "3 params and 1 tensor map"))
-        del k["tensor_maps"]
-        self.assertEqual(ks.launch_param_count_error(k, 5),
-                         want.format(5, "3 params and no tensor maps"))
-        self.assertIsNone(ks.launch_param_count_error(k, 3))
 
 
 if __name__ == "__main__":

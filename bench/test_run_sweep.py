@@ -1,14 +1,12 @@
 #!/usr/bin/env python3
 """Unit tests of the schedule-sweep runner's GPU-free parts (bench/run_sweep.py):
-the index and manifest checks (TMA tensor maps included, against the schedule),
---dry-run, the PTX loaders' launch parameters with TMA tensor maps and their check of
-the PTX entry's parameter count (a fake libcuda, with and without
-cuFuncGetParamInfo), the record, the
-summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
+the index and manifest checks (kopt's C++ reader through the package, TMA tensor
+maps against the schedule included, then the sweep's own), --dry-run, the record,
+the summaries and sweep.md, and the driver (worker restarts after a crash, a sticky
 CUDA error or a hang; the deadline) with a fake worker that needs no torch and no
-GPU. TMA stores (tma_store = true: a map of the output): the manifest check, the
-loaders' encoding from the output's address, compile_sweep.py's --tma-store mode
-(with fake tools) and --dry-run on it. TF32 problems ("tf32": true):
+GPU. TMA stores (tma_store = true: a map of the output): the manifest check,
+compile_sweep.py's --tma-store mode (with fake tools) and --dry-run on it. (The
+launch through the package: bench/test_package_launch.py.) TF32 problems ("tf32": true):
 bench/compile_sweep.py's kopt text, ids, kopt-space flags, tf32_candidates() and
 its --tf32 mode (with fake kopt-space, kopt-opt and ptxas), the index and manifest
 checks, the tolerance, and cuBLAS run with allow_tf32 (a fake torch).
@@ -18,7 +16,6 @@ checks, the tolerance, and cuBLAS run with allow_tf32 (a fake torch).
 Run with --fake-worker PLAN, this file is the fake worker the driver tests start.
 """
 import contextlib
-import ctypes
 import io
 import json
 import os
@@ -78,6 +75,13 @@ def manifest(p, name="matmul_0", ptx="k.ptx", schedule=None, smem=0):
                 {"name": "out0", "role": "output", "dtype": p["out_dtype"], "shape": c}],
                 "buffers": [], "launches": [{"kernel": name, "args": [
                     {"arg": 0}, {"arg": 1}, {"arg": 2}]}]}]}
+
+
+def cpp(want, manifest="p/k.json", kernel="matmul_0"):
+    """A manifest error as kopt's C++ reader words it (kopt.validate_manifest):
+    `want` ("kernels[0].field: message") behind the manifest's name, the kernel's
+    name after its index."""
+    return f"{manifest}: " + want.replace("kernels[0]", f"kernels[0] ({kernel})", 1)
 
 
 def make_dir(root, problems):
@@ -224,20 +228,26 @@ class ManifestChecks(unittest.TestCase):
             (lambda m: m.update(kopt_manifest_version=1), "version 2"),
             (two, "2 kernels, not 1"),
             (lambda m: (m["kernels"][0]["ops"][0].update(op="softmax"),
-                        m["kernels"][0].update(**{"class": "row"})), "not a matmul"),
+                        m["kernels"][0].update(**{"class": "row"})), "softmax"),
             (lambda m: m["kernels"][0]["ops"][0]["attrs"].update(transpose_b=False),
              "transpose_b"),
-            (lambda m: m["kernels"][0]["params"].pop(), "2 parameters"),
-            (param(0, shape=[256, 64]), "parameter a"),
-            (param(1, dtype="f16"), "parameter b"),
-            (param(2, role="input"), "parameter result"),
-            (param(0, name="x"), "parameter x"),
+            (lambda m: m["kernels"][0]["params"].pop(), "the kernel has 2"),
+            # The C++ reader's checks of the matmul's parameters...
+            (param(0, shape=[256, 64]), "contraction sizes differ"),
+            (param(1, dtype="f16"), "must have the same dtype"),
+            (param(2, role="input"), "parameter 'result' of op matmul must have role"),
+            (param(0, name="x"), "unexpected parameter 'x'"),
+            # ... then the sweep's: a valid manifest of another problem.
+            (lambda m: m.update(manifest(dict(self.p, m=32), schedule=dict(SCHED))),
+             "parameter a is input bf16 [32, 256], expected a input bf16 [64, 256]"),
             (lambda m: m["kernels"][0].update(grid=[1, 1]), "grid"),
-            (lambda m: m["kernels"][0].update(block=[2048, 1, 1]), "threads"),
-            (lambda m: m["kernels"][0].update(grid=[1, 70000, 1]), "CUDA limits"),
+            (lambda m: m["kernels"][0].update(block=[2048, 1, 1]), "block[0]: value 2048 out of"),
+            (lambda m: m["kernels"][0].update(grid=[1, 70000, 1]), "grid[1]: value 70000 out of"),
             (lambda m: m["kernels"][0].update(dynamic_shared_bytes=300 * 1024),
              "dynamic_shared_bytes"),
-            (lambda m: m["kernels"][0].update(name="matmul_7"), "not an .entry"),
+            (lambda m: (m["kernels"][0].update(name="matmul_7"),
+                        m["functions"][0]["launches"][0].update(kernel="matmul_7")),
+             "not an .entry"),
             (lambda m: m["kernels"][0]["schedule"].update(block_m=64), "block_m (64 vs 128)"),
         ]
         for change, want in cases:
@@ -273,12 +283,11 @@ class ManifestChecks(unittest.TestCase):
                                                      "the kernel"),
                              ({"box": [64, 512]}, "kernels[0].tensor_maps[1].box[1]: 512 is "
                                                   "out of range (1 to 256)"),
-                             ({"swizzle": 48}, "tensor_maps[1].swizzle: 48 is not")):
+                             ({"swizzle": 48}, "kernels[0].tensor_maps[1].swizzle: 48 is not")):
             m = tma(manifest(self.p, ptx="k.ptx", schedule=dict(SCHED)), **change)
             err, _ = self.check(m, k=k)
             self.assertIsNotNone(err, want)
-            self.assertIn(want, err)
-            self.assertTrue(err.startswith("matmul_0: "), err)
+            self.assertIn(cpp(want), err)
 
     def test_tensor_maps_follow_the_schedule(self):
         """The maps a copy = tma kernel takes: exactly a's and b's, boxes of 128 bytes
@@ -314,13 +323,14 @@ class ManifestChecks(unittest.TestCase):
                  "kernels[0].tensor_maps: must be an array, got null")):
             err, _ = self.check(tma(change), k=k)
             self.assertIsNotNone(err, want)
-            self.assertTrue(err.startswith("matmul_0: kernels[0].tensor_maps"), err)
-            self.assertIn(want, err)
+            self.assertTrue(err.startswith(cpp("kernels[0].tensor_maps")), err)
+            self.assertIn(cpp(want) if want.startswith("kernels") else want, err)
         # Maps on a cp_async kernel.
         m = manifest(self.p, ptx="k.ptx", schedule=dict(SCHED))
         m["kernels"][0]["tensor_maps"] = tma()["kernels"][0]["tensor_maps"]
-        self.assertEqual(self.check(m)[0], "matmul_0: kernels[0].tensor_maps: schedule.copy "
-                                           "is 'cp_async', which takes no tensor maps, got 2")
+        self.assertEqual(self.check(m)[0], cpp("kernels[0].tensor_maps: schedule.copy "
+                                               "is 'cp_async', which takes no tensor maps, "
+                                               "got 2"))
 
     def test_tma_store(self):
         """tma_store = true: the output's map, last (after a's and b's with copy = tma,
@@ -399,7 +409,7 @@ class ManifestChecks(unittest.TestCase):
                  "kernels[0].tensor_maps[0].tensor: parameter 'workspace' has role "
                  "'workspace'; a tensor map reads an input or writes an output parameter")):
             err = store(*args, change=change)
-            self.assertEqual(err, "matmul_0: " + want)
+            self.assertEqual(err, cpp(want))
 
     def test_transposed_a(self):
         p = rs.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
@@ -444,8 +454,9 @@ class DryRun(TempDir):
         rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
         self.assertEqual(rc, 1, out)
         self.assertIn("1 problems, 3 kernels, 1 kernels with errors", out)
-        self.assertIn("p000/k001.ptx: matmul_0: kernels[0].tensor_maps[0].tensor: 'w' is not a "
-                      "parameter of the kernel (a, b, result)", out)
+        self.assertIn("p000/k001.ptx: " + cpp("kernels[0].tensor_maps[0].tensor: no parameter "
+                                              "named 'w' (the kernel's parameters are a, b, "
+                                              "result)", "p000/k001.json"), out)
 
     def test_broken_files(self):
         ps = self.problems()
@@ -458,7 +469,7 @@ class DryRun(TempDir):
         rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
         self.assertEqual(rc, 1, out)
         self.assertIn("3 kernels with errors", out)
-        self.assertIn("parameter result", out)
+        self.assertIn("kernel parameter 'result' is f32", out)
         self.assertIn("not an .entry", out)
         self.assertIn("No such file", out)
 
@@ -474,292 +485,6 @@ class DryRun(TempDir):
         self.assertEqual(rc, 2, out)
         self.assertIn("m must be a positive integer", out)
 
-
-# ======================================================================= the loaders
-
-_ERROR_NAME = b"CUDA_ERROR_INVALID_VALUE"
-
-
-class FakeCuda:
-    """libcuda.so.1 as the loaders call it through ctypes, without a GPU:
-    cuTensorMapEncodeTiled and cuGetErrorName are real C function pointers (ctypes
-    callbacks, so the arguments go through ctypes as with the driver), cuLaunchKernel
-    reads the .u64 values its kernelParams point to."""
-    ENCODE = ctypes.CFUNCTYPE(
-        ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
-        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
-        ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
-        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
-    ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))
-    PARAM_INFO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
-                                  ctypes.POINTER(ctypes.c_size_t),
-                                  ctypes.POINTER(ctypes.c_size_t))
-    GET_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
-                                    ctypes.c_void_p, ctypes.c_char_p)
-    FUNCTION = 0x7f00c0de0000  # the CUfunction cuModuleGetFunction returns
-
-    def __init__(self, rc=0, params=None, param_rc=0):
-        """`params`: what cuFuncGetParamInfo counts for every kernel (None: the
-        driver has no cuFuncGetParamInfo, older than CUDA 12.4); `param_rc`: a
-        CUresult it fails with instead."""
-        self.rc, self.encodes, self.launches = rc, [], []
-        self.param_queries = []
-
-        if params is not None:
-            def param_info(func, index, offset, size):
-                self.param_queries.append((func, index))
-                if param_rc:
-                    return param_rc
-                if index >= params:
-                    return 1  # CUDA_ERROR_INVALID_VALUE
-                offset[0] = 8 * index
-                if size:
-                    size[0] = 8
-                return 0
-            self.cuFuncGetParamInfo = self.PARAM_INFO(param_info)
-
-        def get_function(out, mod, name):
-            out[0] = self.FUNCTION
-            return 0
-        self.cuModuleGetFunction = self.GET_FUNCTION(get_function)
-
-        def encode(tmap, dt, rank, addr, dims, strides, box, estr, il, sw, l2, oob):
-            self.encodes.append({
-                "aligned": tmap % 64 == 0, "data_type": dt, "rank": rank, "address": addr,
-                "global_dim": dims[:rank], "global_strides": strides[:rank - 1],
-                "box": box[:rank], "element_strides": estr[:rank], "interleave": il,
-                "swizzle": sw, "l2_promotion": l2, "oob_fill": oob})
-            if self.rc:
-                return self.rc
-            ctypes.memmove(tmap, bytes([len(self.encodes)]) * 128, 128)
-            return 0
-
-        def error_name(rc, out):
-            out[0] = _ERROR_NAME
-            return 0
-        self.cuTensorMapEncodeTiled = self.ENCODE(encode)
-        self.cuGetErrorName = self.ERROR_NAME(error_name)
-
-    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
-        self.launches.append([ctypes.c_uint64.from_address(params[i]).value
-                              for i in range(len(params))])
-        return 0
-
-
-class FakeTorch:
-    class cuda:
-        @staticmethod
-        def current_stream():
-            return type("Stream", (), {"cuda_stream": 0})()
-
-
-class FakeDeviceBytes:
-    """The loaders' device buffers: 256-byte aligned fake addresses (or `align`)."""
-
-    def __init__(self, align=256):
-        self.align, self.copies = align, []
-
-    def __call__(self, raw):
-        self.copies.append(bytes(raw))
-        return 0x7f0000000000 + self.align * len(self.copies), object()
-
-
-def fake_loader(cls, lib, align=256):
-    loader = cls.__new__(cls)
-    loader.torch = FakeTorch
-    if cls is run_suite.DriverLoader:
-        loader.ct, loader.lib = ctypes, lib
-    else:
-        loader.np = type("np", (), {"uint64": staticmethod(int)})
-        loader.stream = None
-        loader.libcuda = lambda: lib
-    loader.device_bytes = FakeDeviceBytes(align)
-    return loader
-
-
-A, B, C, WS = 0x7e0000000000, 0x7e0000100000, 0x7e0000200000, 0x7e0000300000
-
-
-class Loaders(unittest.TestCase):
-    """DriverLoader and CupyLoader with a kernel of kernels[].tensor_maps: maps
-    encoded once per prepared launch, with the manifest's arguments and the bound
-    addresses, passed after the params in tensor_maps order."""
-
-    def kernel(self, split_k=False):
-        k = {"name": "matmul_0",
-             "params": [{"name": "a", "role": "input", "dtype": "bf16", "shape": [128, 4096]},
-                        {"name": "b", "role": "input", "dtype": "bf16", "shape": [256, 4096]},
-                        {"name": "result", "role": "output", "dtype": "bf16",
-                         "shape": [128, 256]}],
-             "tensor_maps": [{"tensor": "b", "box": [64, 256], "swizzle": 128},
-                             {"tensor": "a", "box": [32, 64], "swizzle": 64}],
-             "grid": [2, 1, 1], "block": [384, 1, 1], "dynamic_shared_bytes": 100000}
-        if split_k:
-            k["params"].append({"name": "workspace", "role": "workspace", "dtype": "f32",
-                                "shape": [1024]})
-        return k
-
-    def prepare(self, cls, kernel, ptrs, lib=None, align=256):
-        lib = lib or FakeCuda()
-        loader = fake_loader(cls, lib, align)
-        calls = []
-        f = (lambda grid, block, args, shared_mem: calls.append(list(args)))
-        launch = loader.prepare(f, kernel["grid"], kernel["block"],
-                                kernel["dynamic_shared_bytes"], ptrs, kernel=kernel)
-        return loader, lib, launch, (lib.launches if cls is run_suite.DriverLoader else calls)
-
-    def test_params_then_maps(self):
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            for split_k in (False, True):
-                ptrs = [A, B, C] + ([WS] if split_k else [])
-                loader, lib, launch, launched = self.prepare(cls, self.kernel(split_k), ptrs)
-                # Encoded and copied once, when prepared: not in the (timed) calls.
-                self.assertEqual(len(lib.encodes), 2)
-                self.assertEqual(len(loader.device_bytes.copies), 2)
-                self.assertEqual(launched, [])
-                launch()
-                launch()
-                self.assertEqual(len(lib.encodes), 2, cls.__name__)
-                maps = [0x7f0000000000 + 256, 0x7f0000000000 + 512]
-                self.assertEqual(launched, [ptrs + maps] * 2, (cls.__name__, split_k))
-                # The device copies hold the maps' bytes (the first encoded: b's).
-                self.assertEqual(loader.device_bytes.copies, [b"\x01" * 128, b"\x02" * 128])
-
-    def test_encode_arguments(self):
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            _, lib, _, _ = self.prepare(cls, self.kernel(), [A, B, C])
-            fixed = {"aligned": True, "data_type": 9, "rank": 2, "interleave": 0,
-                     "l2_promotion": 3, "oob_fill": 0, "element_strides": [1, 1]}
-            self.assertEqual(lib.encodes, [
-                dict(fixed, address=B, global_dim=[4096, 256], global_strides=[8192],
-                     box=[64, 256], swizzle=3),
-                dict(fixed, address=A, global_dim=[4096, 128], global_strides=[8192],
-                     box=[32, 64], swizzle=2)], cls.__name__)
-
-    def test_without_maps(self):
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            k = self.kernel()
-            del k["tensor_maps"]
-            loader, lib, launch, launched = self.prepare(cls, k, [A, B, C])
-            launch()
-            self.assertEqual((lib.encodes, launched), ([], [[A, B, C]]))
-            lib = FakeCuda()  # no manifest kernel (the self-test): the pointers as given
-            launch = fake_loader(cls, lib).prepare(
-                lambda grid, block, args, shared_mem: lib.launches.append(list(args)),
-                [1, 1, 1], [1, 1, 1], 0, [A])
-            launch()
-            self.assertEqual(lib.launches, [[A]])
-
-    def test_errors(self):
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            with self.assertRaises(RuntimeError) as cm:
-                self.prepare(cls, self.kernel(), [A, B, C], lib=FakeCuda(rc=1))
-            msg = str(cm.exception)
-            for want in ("kernel matmul_0", "tensor_maps[0] (tensor b)",
-                         "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1)",
-                         "dims [4096, 256]", "box [64, 256]"):
-                self.assertIn(want, msg, cls.__name__)
-            with self.assertRaisesRegex(RuntimeError, r"kernel matmul_0: tensor_maps\[1\] "
-                                        r"\(tensor a\): the address bound to a, 0x7e0000000008, "
-                                        r"is not 16-byte aligned"):
-                self.prepare(cls, self.kernel(), [A + 8, B, C])
-            with self.assertRaisesRegex(RuntimeError, "device copy at .* is not 64-byte"):
-                self.prepare(cls, self.kernel(), [A, B, C], align=32)
-            with self.assertRaisesRegex(ks.ManifestError, "2 addresses bound for 3 parameters"):
-                self.prepare(cls, self.kernel(), [A, B])
-            k = self.kernel()
-            k["tensor_maps"][1]["box"] = [32, 300]
-            with self.assertRaisesRegex(ks.ManifestError, r"kernel matmul_0.tensor_maps\[1\]"
-                                        r".box\[1\]: 300 is out of range \(1 to 256\)"):
-                self.prepare(cls, k, [A, B, C])
-
-    def test_output_map(self):
-        """A TMA store's map (tma_store = true, the last): encoded from the address
-        bound to the output parameter, after the split-K workspace's."""
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            k = self.kernel(split_k=True)
-            # (rows of 128 bytes, 64 bf16, as kopt-opt writes them for block_n 256)
-            k["tensor_maps"].append({"tensor": "result", "box": [64, 128], "swizzle": 128})
-            loader, lib, launch, launched = self.prepare(cls, k, [A, B, C, WS])
-            launch()
-            self.assertEqual([e["address"] for e in lib.encodes], [B, A, C], cls.__name__)
-            self.assertEqual(lib.encodes[2], {
-                "aligned": True, "data_type": 9, "rank": 2, "address": C,
-                "global_dim": [256, 128], "global_strides": [512], "box": [64, 128],
-                "element_strides": [1, 1], "interleave": 0, "swizzle": 3,
-                "l2_promotion": 3, "oob_fill": 0})
-            maps = [0x7f0000000000 + 256 * i for i in (1, 2, 3)]
-            self.assertEqual(launched, [[A, B, C, WS] + maps])
-            with self.assertRaisesRegex(RuntimeError, r"tensor_maps\[2\] \(tensor result\): "
-                                        r"the address bound to result, 0x7e0000200008, is "
-                                        r"not 16-byte aligned"):
-                self.prepare(cls, k, [A, B, C + 8, WS])
-
-    def test_encoder_needs_the_symbol(self):
-        with self.assertRaisesRegex(RuntimeError, "no cuTensorMapEncodeTiled"):
-            run_suite.TensorMapEncoder(ctypes, object())
-
-    # ------------------------------------------------ the PTX parameter count
-    def function(self, cls, lib, kernel, handle=FakeCuda.FUNCTION):
-        """cls.function(...) on a fake module whose kernel has CUfunction `handle`
-        (cupy: RawKernel.kernel.ptr; None: a cupy without it)."""
-        loader = fake_loader(cls, lib)
-        if cls is run_suite.DriverLoader:
-            return loader.function(ctypes.c_void_p(0x5000), "matmul_0", 0, kernel=kernel)
-        raw = type("RawKernel", (), {})()
-        if handle is not None:
-            raw.kernel = type("Function", (), {"ptr": handle})()
-        mod = type("RawModule", (), {"get_function": lambda self, name: raw})()
-        return loader.function(mod, "matmul_0", 0, kernel=kernel)
-
-    def test_param_count_matches(self):
-        """a, b, result and two maps: the PTX entry's five parameters."""
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            lib = FakeCuda(params=5)
-            self.function(cls, lib, self.kernel())
-            # Indices 0 .. 5 of the loaded function, the sixth answering INVALID_VALUE.
-            self.assertEqual(lib.param_queries, [(FakeCuda.FUNCTION, i) for i in range(6)],
-                             cls.__name__)
-            lib = FakeCuda(params=6)
-            self.function(cls, lib, self.kernel(split_k=True))  # after the workspace
-            # No manifest kernel (the loaders' self-test): nothing is counted.
-            lib = FakeCuda(params=1)
-            self.function(cls, lib, None)
-            self.assertEqual(lib.param_queries, [])
-
-    def test_param_count_mismatch(self):
-        want = ("kernel 'matmul_0': the PTX entry takes {} parameters, the manifest lists "
-                "3 params and {}")
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            # tensor_maps removed, truncated; a stale PTX with one more parameter.
-            removed, truncated = self.kernel(), self.kernel()
-            del removed["tensor_maps"]
-            truncated["tensor_maps"].pop()
-            for kernel, params, listed in ((removed, 5, "no tensor maps"),
-                                           (truncated, 5, "1 tensor map"),
-                                           (self.kernel(), 6, "2 tensor maps")):
-                with self.assertRaises(ks.ManifestError, msg=cls.__name__) as cm:
-                    self.function(cls, FakeCuda(params=params), kernel)
-                self.assertEqual(str(cm.exception), want.format(params, listed))
-            with self.assertRaisesRegex(RuntimeError, r"kernel matmul_0: cuFuncGetParamInfo"
-                                        r"\(parameter 0\) failed: CUresult 201"):
-                self.function(cls, FakeCuda(params=5, param_rc=201), self.kernel())
-
-    def test_param_count_skipped(self):
-        """A driver without cuFuncGetParamInfo (or a cupy without the kernel's
-        handle): nothing to count with, so nothing is refused."""
-        removed = self.kernel()
-        del removed["tensor_maps"]
-        for cls in (run_suite.DriverLoader, run_suite.CupyLoader):
-            self.function(cls, FakeCuda(), removed)
-        lib = FakeCuda(params=5)
-        self.function(run_suite.CupyLoader, lib, removed, handle=None)
-        self.assertEqual(lib.param_queries, [])
-        self.assertIsNone(run_suite.ptx_param_count(ctypes, object(), None))
-        self.assertEqual(run_suite.ptx_param_count(ctypes, FakeCuda(params=0), None), 0)
-
-
-# ======================================================================= the record
 
 def kentry(file, tags, **sched):
     return {"file": file, "manifest": file.replace(".ptx", ".json"),
@@ -1123,8 +848,9 @@ class TmaStoreSweep(TempDir):
                 # bf16 C: block_n 16 (32 bytes) in rows of 32 bytes, 128 (256) of 128.
                 columns, swizzle = {16: (16, 32), 128: (64, 128)}[k["schedule"]["block_n"]]
                 self.assertEqual(maps[-1]["tensor"], "result")
-                self.assertEqual(maps[-1]["box"], [columns, ks.tma_box_rows(
-                    k["schedule"]["block_m"], p["m"])])
+                # min(block_m, M rounded up to 8) rows (docs/manifest.md).
+                self.assertEqual(maps[-1]["box"], [columns, min(
+                    k["schedule"]["block_m"], (p["m"] + 7) // 8 * 8)])
                 self.assertEqual(maps[-1]["swizzle"], swizzle)
                 self.assertEqual(len(maps), 3)
                 stored.add(k["schedule"]["block_n"])

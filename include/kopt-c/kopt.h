@@ -129,6 +129,15 @@ KOPT_C_EXPORT kopt_error *kopt_module_load(const char *ptx, size_t ptx_length,
                                            const char *manifest_json,
                                            size_t manifest_length, int device,
                                            kopt_module **result);
+/** Parses and validates `manifest_json` (`length` bytes) with the reader
+ *  kopt_module_load uses, without a driver or GPU: NULL when it is a valid
+ *  launch manifest, else the error naming the field, e.g. "k.json:
+ *  kernels[0].tensor_maps[0].box[1]: 64, but schedule.block_m is 128".
+ *  `source_name` prefixes the message (NULL: "<manifest>"). The PTX file it
+ *  names is not read. */
+KOPT_C_EXPORT kopt_error *kopt_manifest_validate(const char *manifest_json,
+                                                 size_t length,
+                                                 const char *source_name);
 /** Reads a manifest file and the PTX it names (relative to its folder). */
 KOPT_C_EXPORT kopt_error *kopt_module_load_file(const char *manifest_path,
                                                 int device,
@@ -168,6 +177,20 @@ KOPT_C_EXPORT kopt_error *kopt_function_num_args(const kopt_module *module,
 KOPT_C_EXPORT kopt_error *kopt_function_arg(const kopt_module *module,
                                             const char *function, size_t index,
                                             kopt_arg_info *info);
+
+/** Register and memory use of a loaded kernel (cuFuncGetAttribute). */
+typedef struct kopt_kernel_resources {
+  int registers;             /**< registers per thread */
+  int local_bytes;           /**< local memory per thread (spills), bytes */
+  int static_shared_bytes;   /**< static shared memory per block, bytes */
+  int max_threads_per_block; /**< the most threads a block may have */
+} kopt_kernel_resources;
+
+/** The resources of the kernel named `kernel` (a manifest `kernels[].name`)
+ *  as the driver loaded it. */
+KOPT_C_EXPORT kopt_error *
+kopt_module_kernel_resources(kopt_module *module, const char *kernel,
+                             kopt_kernel_resources *resources);
 
 /** Bytes of the workspace region a launch of `function` needs (0 when it has
  *  no intermediate buffers). */

@@ -136,6 +136,18 @@ kopt_error *kopt_module_load(const char *ptx, size_t ptx_length,
   });
 }
 
+kopt_error *kopt_manifest_validate(const char *manifest_json, size_t length,
+                                   const char *source_name) {
+  return guard("kopt_manifest_validate", [&]() -> kopt_error * {
+    if (!manifest_json)
+      return makeError("kopt_manifest_validate: manifest_json is null");
+    Expected<Manifest> manifest = parseManifest(
+        std::string_view(manifest_json, length),
+        source_name && *source_name ? source_name : "<manifest>", "");
+    return manifest.ok() ? nullptr : fromStatus(manifest.status());
+  });
+}
+
 kopt_error *kopt_module_load_file(const char *manifest_path, int device,
                                   kopt_module **result) {
   return guard("kopt_module_load_file", [&]() -> kopt_error * {
@@ -235,6 +247,36 @@ kopt_error *kopt_function_arg(const kopt_module *module, const char *function,
     info->rank = arg.shape.size();
     info->shape = arg.shape.data();
     info->bytes = static_cast<uint64_t>(arg.numBytes());
+    return nullptr;
+  });
+}
+
+kopt_error *kopt_module_kernel_resources(kopt_module *module,
+                                         const char *kernel,
+                                         kopt_kernel_resources *resources) {
+  return guard("kopt_module_kernel_resources", [&]() -> kopt_error * {
+    if (!module || !resources)
+      return makeError("kopt_module_kernel_resources: module and resources "
+                       "must not be null");
+    const KernelSpec *spec =
+        kernel ? module->manifest.findKernel(kernel) : nullptr;
+    if (!spec)
+      return makeError(std::string("no kernel named '") +
+                       (kernel ? kernel : "(null)") + "' in the module");
+    std::lock_guard<std::mutex> lock(module->mutex);
+    CurrentContext current(*module->context);
+    if (kopt_error *e = fromStatus(current.result()))
+      return e;
+    Expected<Function> fn = module->context->getFunction(module->key, *spec);
+    if (!fn.ok())
+      return fromStatus(fn.status());
+    Expected<FunctionResources> r = module->context->getResources(*fn);
+    if (!r.ok())
+      return fromStatus(r.status());
+    resources->registers = r->registers;
+    resources->local_bytes = r->localBytes;
+    resources->static_shared_bytes = r->staticSharedBytes;
+    resources->max_threads_per_block = r->maxThreadsPerBlock;
     return nullptr;
   });
 }

@@ -11,10 +11,10 @@ the compiler, the manifest checks and the launcher are the C++ ones.
 
 from .compiler import Compiled, compile
 from .errors import CompileError, KoptError, LaunchError
-from .runtime import ArgSpec, Function, Module, load
+from .runtime import ArgSpec, Function, Module, load, validate_manifest
 
 __all__ = ["compile", "load", "Compiled", "Module", "Function", "ArgSpec",
-           "KoptError", "CompileError", "LaunchError", "version"]
+           "KoptError", "CompileError", "LaunchError", "validate_manifest", "version"]
 
 
 def version() -> str:

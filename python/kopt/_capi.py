@@ -62,6 +62,15 @@ class kopt_arg_info(ctypes.Structure):
     ]
 
 
+class kopt_kernel_resources(ctypes.Structure):
+    _fields_ = [
+        ("registers", ctypes.c_int),
+        ("local_bytes", ctypes.c_int),
+        ("static_shared_bytes", ctypes.c_int),
+        ("max_threads_per_block", ctypes.c_int),
+    ]
+
+
 DTYPES = {0: "f32", 1: "f16", 2: "bf16"}
 ROLES = {0: "input", 1: "output"}
 LAUNCH_WORKSPACE_ZEROED = 1
@@ -84,6 +93,9 @@ def _declare(lib):
         "kopt_compiled_free": (None, [P]),
         "kopt_module_load": (err, [C, S, C, S, I, ctypes.POINTER(P)]),
         "kopt_module_load_file": (err, [C, I, ctypes.POINTER(P)]),
+        "kopt_manifest_validate": (err, [C, S, C]),
+        "kopt_module_kernel_resources": (err, [P, C, ctypes.POINTER(
+            kopt_kernel_resources)]),
         "kopt_module_free": (None, [P]),
         "kopt_module_num_functions": (S, [P]),
         "kopt_module_function_name": (C, [P, S]),

@@ -302,6 +302,17 @@ class Module:
             return functions[name]
         raise AttributeError(name)
 
+    def kernel_resources(self, kernel: str) -> dict:
+        """Registers, local (spill) bytes, static shared bytes and the most
+        threads per block of the loaded kernel named ``kernel`` (a manifest
+        ``kernels[].name``), as the driver reports them."""
+        r = _capi.kopt_kernel_resources()
+        _capi.check(_capi.lib().kopt_module_kernel_resources(
+            self._handle, str(kernel).encode(), ctypes.byref(r)), LaunchError)
+        return {"registers": r.registers, "local_bytes": r.local_bytes,
+                "static_shared_bytes": r.static_shared_bytes,
+                "max_threads_per_block": r.max_threads_per_block}
+
     def close(self):
         """Unloads the module; its functions cannot be launched after."""
         if self._handle:
@@ -343,6 +354,33 @@ def load_compiled(compiled, device: Optional[int] = None) -> Module:
     _capi.check(lib.kopt_module_load(ptx, len(ptx), manifest, len(manifest), dev,
                                      ctypes.byref(handle)), LaunchError)
     return Module(handle, dev)
+
+
+def validate_manifest(manifest, name: Optional[str] = None) -> None:
+    """Checks a launch manifest (JSON text, bytes, a parsed dict, or a
+    ``pathlib.Path`` of a file) with the C++ reader that :func:`load` uses,
+    without a GPU or driver; raises LaunchError with the message kopt.load
+    would give (``name: kernels[0].tensor_maps[0].box[1]: ...``). ``name``
+    prefixes the message (default: the path, else ``<manifest>``). The PTX
+    the manifest names is not read."""
+    import json
+    from pathlib import Path
+    if isinstance(manifest, Path):
+        name = name or str(manifest)
+        try:
+            manifest = manifest.read_bytes()
+        except OSError as e:
+            raise LaunchError(f"cannot read manifest '{manifest}': "
+                              f"{e.strerror}") from None
+    if isinstance(manifest, (dict, list)):
+        manifest = json.dumps(manifest)
+    if isinstance(manifest, str):
+        manifest = manifest.encode("utf-8")
+    if not isinstance(manifest, bytes):
+        raise TypeError("kopt.validate_manifest: expected JSON text, a dict or "
+                        f"a Path, got {type(manifest).__name__}")
+    _capi.check(_capi.lib().kopt_manifest_validate(
+        manifest, len(manifest), name.encode() if name else None), LaunchError)
 
 
 def load(source, device: Optional[int] = None) -> Module:

@@ -71,6 +71,26 @@ static int testCompile(void) {
     expect(manifest && strstr(manifest, "\"kopt_manifest_version\"") &&
                strstr(manifest, "\"kernels.ptx\""),
            "the manifest names kernels.ptx");
+    expectOk(kopt_manifest_validate(manifest, n, NULL),
+             "the compiled manifest validates without a driver");
+    expectError(kopt_manifest_validate(manifest, n / 2, "half.json"),
+                "half.json: invalid JSON", "a truncated manifest is refused");
+    /* A field the reader checks: the kernel's block of 4096 threads. */
+    char *edited = malloc(n + 16);
+    const char *block = manifest ? strstr(manifest, "\"block\"") : NULL;
+    const char *digit = block ? strpbrk(block, "0123456789") : NULL;
+    if (edited && digit) {
+      size_t at = (size_t)(digit - manifest);
+      memcpy(edited, manifest, at);
+      size_t len = at + (size_t)sprintf(edited + at, "4096");
+      while (manifest[at] >= '0' && manifest[at] <= '9')
+        ++at;
+      strcpy(edited + len, manifest + at);
+      expectError(kopt_manifest_validate(edited, strlen(edited), "e.json"),
+                  "e.json: kernels[0] (softmax_0).block[0]: value 4096",
+                  "validate names the bad field");
+    }
+    free(edited);
     char dir[] = "/tmp/kopt-capi-XXXXXX";
     if (mkdtemp(dir)) {
       char ptxPath[256], jsonPath[256];
@@ -169,6 +189,18 @@ static int testLaunch(const char *manifestPath) {
               "arg index out of range");
   expectError(kopt_function_num_args(module, "backward", &nargs),
               "it has: forward", "an unknown function lists the known ones");
+  kopt_kernel_resources res;
+  memset(&res, 0, sizeof res);
+  expectOk(kopt_module_kernel_resources(module, "add_bcast_f32", &res),
+           "kernel resources");
+  expect(res.registers == 32 && res.max_threads_per_block == 1024,
+         "the fake driver's 32 registers, 1024 threads");
+  expectError(kopt_module_kernel_resources(module, "nope", &res),
+              "no kernel named 'nope'", "resources of an unknown kernel");
+  expectError(kopt_module_kernel_resources(module, "add_bcast_f32", NULL),
+              "must not be null", "resources into NULL");
+  expectError(kopt_manifest_validate(NULL, 0, NULL), "is null",
+              "validate refuses NULL");
   uint64_t ws = 99;
   expectOk(kopt_function_workspace_bytes(module, "forward", &ws),
            "workspace bytes");

@@ -112,3 +112,29 @@ def test_concurrent_compiles_match_sequential(root):
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         parallel = list(pool.map(lambda s: kopt.compile(s).ptx, sources * 2))
     assert parallel == sequential * 2
+
+
+def test_validate_manifest_without_a_gpu(root, tmp_path):
+    compiled = kopt.compile(SOFTMAX)
+    kopt.validate_manifest(compiled.manifest_json)
+    kopt.validate_manifest(compiled.manifest)
+    path = compiled.write(tmp_path / "s.ptx")
+    kopt.validate_manifest(path)
+    bad = json.loads(compiled.manifest_json)
+    bad["kernels"][0]["block"] = [4096, 1, 1]
+    with pytest.raises(kopt.LaunchError, match=r"^b\.json: kernels\[0\] \(softmax_0\)"
+                       r"\.block\[0\]: value 4096 out of range"):
+        kopt.validate_manifest(bad, name="b.json")
+    # The TMA rules of the C++ reader, on the fake driver's TMA manifest.
+    tma = json.loads((root / "test" / "unit" / "Inputs" / "fake" / "tma.json").read_text())
+    kopt.validate_manifest(tma)
+    tma["kernels"][0]["tensor_maps"][1]["swizzle"] = 96
+    with pytest.raises(kopt.LaunchError, match=r"^<manifest>: kernels\[0\] \(matmul_tma_bf16\)"
+                       r"\.tensor_maps\[1\]\.swizzle: 96 is not"):
+        kopt.validate_manifest(tma)
+    with pytest.raises(kopt.LaunchError, match="invalid JSON"):
+        kopt.validate_manifest("{")
+    with pytest.raises(kopt.LaunchError, match="cannot read manifest"):
+        kopt.validate_manifest(tmp_path / "missing.json")
+    with pytest.raises(TypeError):
+        kopt.validate_manifest(3)

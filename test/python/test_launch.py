@@ -64,6 +64,13 @@ def test_functions_and_args(module):
         module["backward"]
 
 
+def test_kernel_resources(module):
+    r = module.kernel_resources("add_bcast_f32")
+    assert r["registers"] == 32 and r["max_threads_per_block"] == 1024
+    with pytest.raises(kopt.LaunchError, match="no kernel named 'nope'"):
+        module.kernel_resources("nope")
+
+
 def test_launch_computes(module):
     x, b, y = DeviceArray((64, 128)), DeviceArray((128,)), DeviceArray((64, 128))
     x.fill([float(i % 7) for i in range(64 * 128)])
