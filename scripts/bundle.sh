@@ -206,6 +206,7 @@ the host with 'ldd --version'. The PTX links libdevice from the CUDA toolkit:
   tar xJf kopt-bundle.tar.xz
   kopt-bundle/bin/kopt-opt model.mlir --kopt-to-ptx="output=out/model.ptx" -o /dev/null
   kopt-bundle/bin/kopt-run out/model.json
+  PYTHONPATH=$PWD/kopt-bundle/python python3 -c 'import kopt; print(kopt.version())'
 EOF
 }
 
@@ -240,6 +241,13 @@ bundle() {
   if [ -d "$KOPT_ROOT/python" ]; then
     cp -r "$KOPT_ROOT/python" "$dest/python"
     find "$dest/python" -name __pycache__ -prune -exec rm -rf {} +
+    # The package finds its library in kopt/_lib (python/kopt/_capi.py): a link
+    # to the bundle's, which pip follows when it installs the folder.
+    rm -rf "$dest/python/kopt/_lib" "$dest/python/build" "$dest/python"/*.egg-info
+    if [ -f "$dest/lib/libkopt.so" ]; then
+      mkdir -p "$dest/python/kopt/_lib"
+      ln -s ../../../lib/libkopt.so "$dest/python/kopt/_lib/libkopt.so"
+    fi
   fi
   git -C "$KOPT_ROOT" describe --always --dirty >"$dest/VERSION" 2>/dev/null || echo unknown >"$dest/VERSION"
   glibc=$(elf_files "$dest" | xargs -n 1 objdump -T | grep -o 'GLIBC_[0-9.]*' |
