@@ -1,8 +1,10 @@
 //===- Fuse.cpp - kopt-fuse: group kopt ops into kernels ------------------===//
 //
 // Every kopt operator becomes one kopt.kernel today; the kernel records the op
-// (`source`) so that the launch manifest can name what each kernel computes and
-// a runtime can check it against an independent reference. Fusing producers
+// (`source`, kopt::kernelSource) so that the launch manifest can name what each
+// kernel computes and a runtime can check it against an independent reference.
+// Dead kopt ops (kopt semantics are pure) are dropped first, and a value that a
+// function returns more than once gets a copy per repetition. Fusing producers
 // into consumers (matmul epilogues, elementwise chains) will extend the
 // grouping here.
 //
@@ -10,8 +12,10 @@
 
 #include "kopt/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -25,61 +29,47 @@ using namespace kopt;
 
 namespace {
 
-/// Names of an op's operands in the launch manifest (docs/manifest.md).
-SmallVector<StringRef> operandNames(Operation *op) {
-  if (isa<MatmulOp>(op))
-    return {"a", "b"};
-  if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op))
-    return {"lhs", "rhs"};
-  if (auto norm = dyn_cast<RMSNormOp>(op)) {
-    if (norm.getWeight())
-      return {"input", "weight"};
-    return {"input"};
-  }
-  if (auto norm = dyn_cast<LayerNormOp>(op)) {
-    SmallVector<StringRef> names = {"input"};
-    if (norm.getWeight())
-      names.push_back("weight");
-    if (norm.getBias())
-      names.push_back("bias");
-    return names;
-  }
-  return {"input"};
+/// kopt ops are pure: one whose results are unused (directly or through other
+/// dead kopt ops) would compile into a kernel that is launched for nothing.
+/// Erased in reverse order, so that a chain of dead ops goes entirely.
+void eraseDeadKoptOps(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+    if (isa_and_nonnull<KoptDialect>(op.getDialect()) &&
+        !isa<YieldOp, MainloopOp>(op) && op.use_empty() &&
+        (isa<KernelOp>(op) || isPure(&op)))
+      op.erase();
 }
 
-/// The op's attributes as the manifest shows them: unit attributes become
-/// booleans, enums their keyword, so that the JSON needs no MLIR to read.
-DictionaryAttr sourceAttrs(Operation *op) {
-  Builder b(op->getContext());
-  SmallVector<NamedAttribute> attrs;
-  if (auto mm = dyn_cast<MatmulOp>(op)) {
-    attrs.push_back(
-        b.getNamedAttr("transpose_a", b.getBoolAttr(mm.getTransposeA())));
-    attrs.push_back(
-        b.getNamedAttr("transpose_b", b.getBoolAttr(mm.getTransposeB())));
-    if (mm.getTf32())
-      attrs.push_back(b.getNamedAttr("tf32", b.getBoolAttr(true)));
-  } else if (auto pack = dyn_cast<PackOp>(op)) {
-    attrs.push_back(
-        b.getNamedAttr("transpose", b.getBoolAttr(pack.getTranspose())));
-  } else if (auto gelu = dyn_cast<GeluOp>(op)) {
-    attrs.push_back(b.getNamedAttr(
-        "approximate",
-        b.getStringAttr(stringifyGeluApproximation(gelu.getApproximate()))));
-  } else if (auto red = dyn_cast<ReduceOp>(op)) {
-    attrs.push_back(b.getNamedAttr(
-        "kind", b.getStringAttr(stringifyReduceKind(red.getKind()))));
-  } else if (auto norm = dyn_cast<RMSNormOp>(op)) {
-    attrs.push_back(b.getNamedAttr("eps", norm.getEpsAttr()));
-  } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
-    attrs.push_back(b.getNamedAttr("eps", norm.getEpsAttr()));
+/// A function's results are its output buffers, each written by a kernel. A
+/// value returned twice (e.g. after --cse) gets a copy, `kopt.cast` to its own
+/// type, for each repetition, so that every output has its kernel.
+void copyRepeatedResults(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  if (!ret)
+    return;
+  DenseSet<Value> seen;
+  OpBuilder b(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value v = operand.get();
+    if (seen.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || !isa_and_nonnull<KoptDialect>(def->getDialect()))
+      continue; // kopt-lower-to-gpu says why it cannot compile this
+    operand.set(CastOp::create(b, ret.getLoc(), v.getType(), v));
   }
-  return b.getDictionaryAttr(attrs);
 }
 
 struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      copyRepeatedResults(func);
+      for (Block &block : func.getBody())
+        eraseDeadKoptOps(block);
+    }
     llvm::StringMap<unsigned> counters;
     // Names of kernels already in the module are taken.
     llvm::StringSet<> taken;
@@ -100,20 +90,9 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
         name = (opName + "_" + Twine(counters[opName]++)).str();
       while (!taken.insert(name).second);
 
-      SmallVector<Attribute> params;
-      for (StringRef n : operandNames(op))
-        params.push_back(b.getStringAttr(n));
-      params.push_back(b.getStringAttr("result"));
-      DictionaryAttr source = b.getDictionaryAttr({
-          b.getNamedAttr("name", b.getStringAttr(opName)),
-          b.getNamedAttr("attrs", sourceAttrs(op)),
-          b.getNamedAttr("params", b.getArrayAttr(params)),
-      });
-
-      auto kernel =
-          KernelOp::create(b, op->getLoc(), op->getResultTypes(),
-                           b.getStringAttr(name), op->getOperands(), source,
-                           /*schedule=*/ScheduleAttr());
+      auto kernel = KernelOp::create(
+          b, op->getLoc(), op->getResultTypes(), b.getStringAttr(name),
+          op->getOperands(), kernelSource(op), /*schedule=*/ScheduleAttr());
       Block *body = new Block();
       kernel.getBody().push_back(body);
       IRMapping map;

@@ -84,7 +84,17 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
                << t << "), more than any GPU's memory";
     }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  // A kernel's semantics are pure: one whose results reach no result of the
+  // function is not launched (kopt-fuse drops dead kopt ops likewise).
+  DenseSet<Operation *> live;
+  for (Operation &op : llvm::reverse(body.without_terminator()))
+    if (llvm::any_of(op.getUsers(), [&](Operation *user) {
+          return user == ret || live.contains(user);
+        }))
+      live.insert(&op);
   for (Operation &op : body.without_terminator()) {
+    if (isa<KernelOp>(op) && !live.contains(&op))
+      continue;
     if (isa<KernelOp>(op))
       continue;
     if (isa_and_nonnull<KoptDialect>(op.getDialect()))
@@ -100,7 +110,9 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
           "returns a function argument; kopt needs every result "
           "to be computed by a kernel");
     if (!returned.insert(v).second)
-      return ret.emitOpError("returns the same value twice; not supported");
+      return ret.emitOpError("returns the same value twice; each result needs "
+                             "its own kernel (kopt-fuse copies repeated "
+                             "results)");
   }
 
   // The new signature: inputs, then one output buffer per result.
@@ -122,6 +134,8 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
 
   SmallVector<Value> allocs;
   for (Operation &op : body.without_terminator()) {
+    if (!live.contains(&op))
+      continue;
     auto kernel = cast<KernelOp>(op);
     FailureOr<KernelClass> kind = classifyKernel(kernel);
     if (failed(kind))

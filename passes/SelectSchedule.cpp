@@ -61,6 +61,46 @@ sched::MatmulWorkload workloadOf(MatmulOp op) {
   return w;
 }
 
+/// At most this many errors are reported; the rest are counted. A large
+/// schedule file with bad entries would otherwise print one error per entry.
+constexpr unsigned kMaxErrors = 20;
+
+/// Hands out diagnostics until kMaxErrors are reported, then inactive ones
+/// (which drop what is streamed into them) while counting them.
+class ErrorBudget {
+public:
+  InFlightDiagnostic error(Location loc) {
+    if (!take())
+      return InFlightDiagnostic();
+    return emitError(loc);
+  }
+  InFlightDiagnostic opError(Operation *op) {
+    if (!take())
+      return InFlightDiagnostic();
+    return op->emitOpError();
+  }
+  /// "... and N more errors" at `loc` when any were dropped.
+  void summarize(Location loc) const {
+    if (dropped)
+      emitError(loc) << "... and " << dropped << " more error"
+                     << (dropped == 1 ? "" : "s")
+                     << " (kopt-select-schedule reports the first "
+                     << kMaxErrors << ")";
+  }
+
+private:
+  bool take() {
+    if (reported < kMaxErrors) {
+      ++reported;
+      return true;
+    }
+    ++dropped;
+    return false;
+  }
+  unsigned reported = 0;
+  uint64_t dropped = 0;
+};
+
 struct KoptSelectSchedulePass
     : public kopt::impl::KoptSelectScheduleBase<KoptSelectSchedulePass> {
   using Base::Base;
@@ -105,7 +145,7 @@ struct KoptSelectSchedulePass
           emitError(loc) << "the schedule file '" << scheduleFile
                          << "' mixes schedule parameters with kernel entries "
                             "(entry '"
-                         << it.key()
+                         << sched::abbreviate(it.key())
                          << "'); write one schedule object, or an object of "
                             "schedules keyed by kernel name, workload key or "
                             "\"*\"";
@@ -117,7 +157,7 @@ struct KoptSelectSchedulePass
     for (auto it = j.begin(); it != j.end(); ++it)
       if (!it.value().is_object()) {
         emitError(loc) << "the schedule file '" << scheduleFile << "': '"
-                       << it.key()
+                       << sched::abbreviate(it.key())
                        << "' is not a schedule parameter, and as a kernel "
                           "entry its value must be a schedule object, got "
                        << it.value().type_name();
@@ -145,6 +185,7 @@ struct KoptSelectSchedulePass
     }
 
     json spaces = json::array();
+    ErrorBudget errors;
     std::set<std::string> used;
     bool ok = true;
     module.walk([&](KernelOp kernel) {
@@ -153,8 +194,8 @@ struct KoptSelectSchedulePass
       if (!mm) {
         if (file.entries.contains(name)) {
           used.insert(name);
-          kernel.emitOpError("is named in the schedule file '")
-              << scheduleFile
+          errors.opError(kernel)
+              << "is named in the schedule file '" << scheduleFile
               << "' but computes no matmul; only matmul kernels take "
                  "schedules";
           ok = false;
@@ -189,16 +230,16 @@ struct KoptSelectSchedulePass
         std::optional<sched::MatmulSchedule> parsed =
             sched::fromJSON(*entry, s, error);
         if (!parsed) {
-          kernel.emitOpError("cannot use ")
-              << entryName << " of '" << scheduleFile << "': " << error;
+          errors.opError(kernel) << "cannot use " << entryName << " of '"
+                                 << scheduleFile << "': " << error;
           ok = false;
           return;
         }
         s = *parsed;
       }
       if (std::optional<std::string> reason = sched::validate(s, w, *target)) {
-        kernel.emitOpError("schedule is invalid for ")
-            << key << ": " << *reason;
+        errors.opError(kernel)
+            << "schedule is invalid for " << key << ": " << *reason;
         ok = false;
         return;
       }
@@ -212,16 +253,19 @@ struct KoptSelectSchedulePass
     });
     for (auto it = file.entries.begin(); it != file.entries.end(); ++it)
       if (!used.count(it.key()) && it.key() != "*") {
-        emitError(loc) << "the schedule file '" << scheduleFile
-                       << "' has an entry '" << it.key()
-                       << "' that names no matmul kernel of the module (by "
-                          "name or workload key; kopt-pack-operands may have "
-                          "changed a workload: --kopt-print-space lists the "
-                          "keys as compiled)";
+        errors.error(loc)
+            << "the schedule file '" << scheduleFile << "' has an entry '"
+            << sched::abbreviate(it.key())
+            << "' that names no matmul kernel of the module (by "
+               "name or workload key; kopt-pack-operands may have "
+               "changed a workload: --kopt-print-space lists the "
+               "keys as compiled)";
         ok = false;
       }
-    if (!ok)
+    if (!ok) {
+      errors.summarize(loc);
       return signalPassFailure();
+    }
     if (printSpace) {
       llvm::outs() << spaces.dump(2) << "\n";
       llvm::outs().flush();

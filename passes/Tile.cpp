@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace kopt {
 #define GEN_PASS_DEF_KOPTTILE
@@ -109,10 +110,14 @@ void KoptTilePass::runOnOperation() {
       break;
     }
   });
+  // One symbol table per symbol-table op, built once: a lookup per launch
+  // through SymbolTable::lookupNearestSymbolFrom scans the gpu.module, which
+  // made this pass quadratic in the number of kernels.
+  SymbolTableCollection symbols;
   DenseMap<Operation *, SmallVector<gpu::LaunchFuncOp>> launches;
   module.walk([&](gpu::LaunchFuncOp launch) {
     if (Operation *callee =
-            SymbolTable::lookupNearestSymbolFrom(launch, launch.getKernel()))
+            symbols.lookupNearestSymbolFrom(launch, launch.getKernel()))
       launches[callee].push_back(launch);
   });
 

@@ -47,6 +47,44 @@ static RankedTensorType tensorType(Value v) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attributes of every op
+//===----------------------------------------------------------------------===//
+
+LogicalResult kopt::verifyKnownAttributes(Operation *op) {
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    StringRef name = attr.getName().getValue();
+    auto [prefix, rest] = name.split('.');
+    // `dialect.name`: another dialect's (or pass's) discardable attribute,
+    // kept; `kopt.` names none on kopt ops.
+    if (!rest.empty() && !prefix.empty() && prefix != "kopt")
+      continue;
+    SmallVector<StringRef> known;
+    for (StringAttr n : op->getName().getAttributeNames())
+      if (n.getValue() != "operandSegmentSizes" &&
+          n.getValue() != "resultSegmentSizes")
+        known.push_back(n.getValue());
+    InFlightDiagnostic diag = op->emitOpError("has an unknown attribute '")
+                              << name << "'";
+    // The closest attribute of the op by edit distance, when close.
+    StringRef best;
+    unsigned bestDistance = 3;
+    for (StringRef k : known)
+      if (unsigned d = name.edit_distance(k); d < bestDistance)
+        best = k, bestDistance = d;
+    if (!best.empty())
+      diag << "; did you mean '" << best << "'?";
+    diag << " (" << op->getName() << " takes ";
+    if (known.empty())
+      diag << "no attributes";
+    else
+      diag << llvm::join(known, ", ");
+    diag << "; attributes of other dialects, `dialect.name`, are kept)";
+    return diag;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
@@ -215,6 +253,71 @@ LogicalResult LayerNormOp::verify() {
 // KernelOp
 //===----------------------------------------------------------------------===//
 
+/// Names of an op's operands in the launch manifest (docs/manifest.md).
+static SmallVector<StringRef> operandNames(Operation *op) {
+  if (isa<MatmulOp>(op))
+    return {"a", "b"};
+  if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op))
+    return {"lhs", "rhs"};
+  if (auto norm = dyn_cast<RMSNormOp>(op)) {
+    if (norm.getWeight())
+      return {"input", "weight"};
+    return {"input"};
+  }
+  if (auto norm = dyn_cast<LayerNormOp>(op)) {
+    SmallVector<StringRef> names = {"input"};
+    if (norm.getWeight())
+      names.push_back("weight");
+    if (norm.getBias())
+      names.push_back("bias");
+    return names;
+  }
+  return {"input"};
+}
+
+/// The op's attributes as the manifest shows them: unit attributes become
+/// booleans, enums their keyword, so that the JSON needs no MLIR to read.
+static DictionaryAttr sourceAttrs(Operation *op) {
+  Builder b(op->getContext());
+  SmallVector<NamedAttribute> attrs;
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    attrs.push_back(
+        b.getNamedAttr("transpose_a", b.getBoolAttr(mm.getTransposeA())));
+    attrs.push_back(
+        b.getNamedAttr("transpose_b", b.getBoolAttr(mm.getTransposeB())));
+    if (mm.getTf32())
+      attrs.push_back(b.getNamedAttr("tf32", b.getBoolAttr(true)));
+  } else if (auto pack = dyn_cast<PackOp>(op)) {
+    attrs.push_back(
+        b.getNamedAttr("transpose", b.getBoolAttr(pack.getTranspose())));
+  } else if (auto gelu = dyn_cast<GeluOp>(op)) {
+    attrs.push_back(b.getNamedAttr(
+        "approximate",
+        b.getStringAttr(stringifyGeluApproximation(gelu.getApproximate()))));
+  } else if (auto red = dyn_cast<ReduceOp>(op)) {
+    attrs.push_back(b.getNamedAttr(
+        "kind", b.getStringAttr(stringifyReduceKind(red.getKind()))));
+  } else if (auto norm = dyn_cast<RMSNormOp>(op)) {
+    attrs.push_back(b.getNamedAttr("eps", norm.getEpsAttr()));
+  } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+    attrs.push_back(b.getNamedAttr("eps", norm.getEpsAttr()));
+  }
+  return b.getDictionaryAttr(attrs);
+}
+
+DictionaryAttr kopt::kernelSource(Operation *op) {
+  Builder b(op->getContext());
+  SmallVector<Attribute> params;
+  for (StringRef n : operandNames(op))
+    params.push_back(b.getStringAttr(n));
+  params.push_back(b.getStringAttr("result"));
+  return b.getDictionaryAttr({
+      b.getNamedAttr("name", b.getStringAttr(op->getName().stripDialect())),
+      b.getNamedAttr("attrs", sourceAttrs(op)),
+      b.getNamedAttr("params", b.getArrayAttr(params)),
+  });
+}
+
 LogicalResult KernelOp::verify() {
   // The name becomes the PTX entry: a C identifier.
   StringRef name = getSymName();
@@ -236,29 +339,66 @@ LogicalResult KernelOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResults().getTypes())
     return emitOpError("yielded types differ from the result types");
-  // While the body is one kopt op, `source` must describe that op: the launch
-  // manifest (and kopt-run's reference check) trusts it.
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
   DictionaryAttr source = getSourceAttr();
+  if (!source)
+    return success();
+  // Runs after the body's ops are verified. While the body holds kopt ops,
+  // `source` must describe them exactly: the launch manifest (and kopt-run's
+  // reference check) trusts it. After kopt-lower-to-linalg the body holds
+  // linalg ops, which `source` was checked against while they were still the
+  // kopt op.
+  Block &body = getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
   SmallVector<Operation *> koptOps;
   for (Operation &op : body.without_terminator())
     if (isa_and_nonnull<KoptDialect>(op.getDialect()))
       koptOps.push_back(&op);
-  if (source && koptOps.size() == 1) {
-    Operation *op = koptOps.front();
-    auto name = source.getAs<StringAttr>("name");
-    StringRef opName = op->getName().stripDialect();
-    if (!name || name.getValue() != opName)
-      return emitOpError("source names op '")
-             << (name ? name.getValue() : StringRef("<none>"))
-             << "' but the body computes 'kopt." << opName << "'";
-    auto params = source.getAs<ArrayAttr>("params");
-    size_t expected = op->getNumOperands() + op->getNumResults();
-    if (!params || params.size() != expected)
-      return emitOpError("source needs ")
-             << expected
-             << " parameter names (operands, then result) for 'kopt." << opName
-             << "'";
+  if (koptOps.empty())
+    return success();
+  Operation *op = koptOps.front();
+  StringRef opName = op->getName().stripDialect();
+  if (koptOps.size() > 1 || !llvm::hasSingleElement(body.without_terminator()))
+    return emitOpError("source describes one op, but the body computes ")
+           << llvm::range_size(body.without_terminator()) << " ops; a kernel "
+           << "with a source holds one kopt op and its kopt.yield";
+  auto name = source.getAs<StringAttr>("name");
+  if (!name || name.getValue() != opName)
+    return emitOpError("source names op '")
+           << (name ? name.getValue() : StringRef("<none>"))
+           << "' but the body computes 'kopt." << opName << "'";
+  auto params = source.getAs<ArrayAttr>("params");
+  size_t expected = op->getNumOperands() + op->getNumResults();
+  if (!params || params.size() != expected)
+    return emitOpError("source needs ")
+           << expected << " parameter names (operands, then result) for 'kopt."
+           << opName << "'";
+  // The manifest names the kernel's parameters (its inputs, then its
+  // results) by `params`, so operand i of the op must be input i.
+  if (op->getNumOperands() != getInputs().size())
+    return emitOpError("'kopt.")
+           << opName << "' has " << op->getNumOperands()
+           << " operands but the kernel has " << getInputs().size()
+           << " inputs; the source describes the kernel's parameters in order";
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    if (!arg || arg.getOwner() != &body ||
+        getInputs()[arg.getArgNumber()] != getInputs()[i])
+      return emitOpError("operand #")
+             << i << " of 'kopt." << opName << "' is not the kernel's input #"
+             << i << "; the source describes the kernel's parameters in order";
   }
+  if (yield.getValues() != op->getResults())
+    return emitOpError("yields values other than the results of 'kopt.")
+           << opName << "'";
+  DictionaryAttr expectedSource = kernelSource(op);
+  if (source != expectedSource)
+    return emitOpError("source ")
+           << source << " disagrees with the body's 'kopt." << opName
+           << "', which is " << expectedSource;
   return success();
 }
 

@@ -13,8 +13,16 @@ include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
+// Every kopt op refuses attributes it does not define (a misspelled
+// `tranpose_b` would otherwise be kept as a discardable attribute and ignored)
+// and `kopt.`-prefixed ones; discardable attributes of other dialects
+// (`dialect.name`) are kept (kopt::verifyKnownAttributes, docs/ops.md).
+def Kopt_KnownAttributesOnly : NativeOpTrait<"KnownAttributesOnly"> {
+  let cppNamespace = "::kopt";
+}
+
 class Kopt_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Kopt_Dialect, mnemonic, traits>;
+    : Op<Kopt_Dialect, mnemonic, !listconcat(traits, [Kopt_KnownAttributesOnly])>;
 
 //===----------------------------------------------------------------------===//
 // matmul
@@ -253,6 +261,8 @@ def Kopt_KernelOp : Kopt_Op<"kernel", [IsolatedFromAbove,
     attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
+  // `source` against the body's op, once that op is verified.
+  let hasRegionVerifier = 1;
 }
 
 def Kopt_YieldOp : Kopt_Op<"yield", [Pure, Terminator,

@@ -644,7 +644,7 @@ public:
   }
   bool key(string_t &k) override {
     if (!keys.back().insert(k).second) {
-      error = cat("the key '", k, "' appears twice in one object");
+      error = cat("the key '", abbreviate(k), "' appears twice in one object");
       return false;
     }
     return true;
@@ -657,7 +657,8 @@ public:
   bool end_array() override { return true; }
   bool parse_error(std::size_t position, const std::string &,
                    const nlohmann::detail::exception &e) override {
-    error = e.what();
+    // The message ends with the last token read, which may be long.
+    error = abbreviate(e.what(), 240);
     // Syntax errors name the line and column; others (a number out of
     // range) do not: give the byte offset.
     if (error.find(" line ") == std::string::npos)
@@ -682,6 +683,16 @@ std::optional<json> parseJSON(const std::string &text, std::string &error) {
     return std::nullopt;
   }
   return j;
+}
+
+std::string abbreviate(const std::string &text, size_t max) {
+  if (text.size() <= max)
+    return text;
+  size_t cut = max;
+  // Not inside a UTF-8 sequence: continuation bytes are 10xxxxxx.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  return cat(text.substr(0, cut), "... (", text.size(), " bytes)");
 }
 
 bool isParameterName(const std::string &key) {
@@ -728,7 +739,7 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
     const std::string &key = it.key();
     const json &v = it.value();
     if (!isParameterName(key)) {
-      error = cat("unknown schedule parameter '", key, "'");
+      error = cat("unknown schedule parameter '", abbreviate(key), "'");
       return std::nullopt;
     }
     if (key == "instruction" || key == "copy") {
@@ -743,15 +754,16 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
           std::string names;
           for (Instruction known : kInstructions)
             names += cat(names.empty() ? "" : ", ", toString(known));
-          error =
-              cat("'instruction' must be one of ", names, "; got '", text, "'");
+          error = cat("'instruction' must be one of ", names, "; got '",
+                      abbreviate(text), "'");
           return std::nullopt;
         }
         s.instruction = *i;
       } else {
         auto c = parseCopyEngine(text);
         if (!c) {
-          error = cat("'copy' must be sync, cp_async or tma, got '", text, "'");
+          error = cat("'copy' must be sync, cp_async or tma, got '",
+                      abbreviate(text), "'");
           return std::nullopt;
         }
         s.copy = *c;
@@ -772,15 +784,16 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
       // Derived: only checked against the warp grid below (a point whose
       // block is smaller than its warp tile has 0 warps; validate() says why).
       if (!v.is_number_integer()) {
-        error = cat("'num_warps' must be an integer, got ", v.dump());
+        error =
+            cat("'num_warps' must be an integer, got ", abbreviate(v.dump()));
         return std::nullopt;
       }
       continue;
     }
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 ||
         v.get<int64_t>() > (int64_t(1) << 20)) {
-      error =
-          cat("'", key, "' must be an integer from 1 to 2^20, got ", v.dump());
+      error = cat("'", key, "' must be an integer from 1 to 2^20, got ",
+                  abbreviate(v.dump()));
       return std::nullopt;
     }
     int64_t x = v.get<int64_t>();
@@ -820,7 +833,7 @@ fromJSON(const json &j, const MatmulSchedule &base, std::string &error) {
        j["num_warps"].get<int64_t>() != s.numWarps() ||
        (j["num_warps"].is_number_unsigned() &&
         j["num_warps"].get<uint64_t>() > uint64_t(1) << 20))) {
-    error = cat("'num_warps' (", j["num_warps"].dump(),
+    error = cat("'num_warps' (", abbreviate(j["num_warps"].dump()),
                 ") disagrees with the warp grid (block_m / warp_m) * (block_n "
                 "/ warp_n)",
                 s.instruction == Instruction::Wgmma ? " * 4 (wgmma: warpgroups)"

@@ -28,6 +28,15 @@
 // RUN: cp %s %t.self.mlir
 // RUN: not kopt-opt %t.self.mlir --kopt-to-ptx="output=%t.self.mlir" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELF
 // RUN: diff %s %t.self.mlir
+// Nor is the manifest: an input X.json compiled with output=X.ptx (the input as
+// it stands and through a symbolic link), and no PTX is written either.
+// RUN: rm -f %t.in.ptx %t.link.ptx %t.link.json && cp %s %t.in.json
+// RUN: not kopt-opt %t.in.json --kopt-to-ptx="output=%t.in.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELFJSON
+// RUN: diff %s %t.in.json
+// RUN: ln -s %t.in.json %t.link.json
+// RUN: not kopt-opt %t.in.json --kopt-to-ptx="output=%t.link.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELFJSON
+// RUN: diff %s %t.in.json
+// RUN: not ls %t.in.ptx %t.link.ptx
 // RUN: not kopt-opt %s --kopt-emit-ptx="output=%t.nobinary.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBINARY
 // A failure leaves no file behind.
 // RUN: not ls %t.out.json %t.nobinary.ptx %t.nobinary.json
@@ -267,4 +276,5 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // UNWRITABLE: error: cannot write the output: '{{.*}}.no-such-dir/out.ptx': No such file or directory
 // JSONEXT:    error: output '{{.*}}.out.json' must not end in .json
 // SELF: error: output '{{.*}}.self.mlir' is the input file; choose another PTX file
+// SELFJSON: error: the manifest '{{.*}}.json' (output '{{.*}}.ptx' with .json) is the input file; choose another output name
 // NOBINARY:   error: no gpu.binary with PTX (format=isa) in the module; run gpu-module-to-binary{format=isa} first

@@ -106,7 +106,9 @@ func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
 // CHECK:         kopt.kernel "layernorm_3" ins({{.*}} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {{.*}}name = "layernorm", params = ["input", "weight", "bias", "result"]
 // CHECK-NEXT:    ^bb0(%[[I:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>):
 // CHECK-NEXT:      kopt.layernorm %[[I]] weight(%[[W]] : tensor<8xf32>) bias(%[[B]] : tensor<8xf32>) eps = 9.99999974E-6 : tensor<4x8xf32>
-func.func @rows(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) {
+func.func @rows(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>)
+    -> (tensor<4xf32>, tensor<4xbf16>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>,
+        tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %0 = kopt.reduce sum %x : tensor<4x8xf32> -> tensor<4xf32>
   %1 = kopt.reduce max %x : tensor<4x8xf32> -> tensor<4xbf16>
   %2 = kopt.reduce mean %v : tensor<8xf32> -> tensor<f32>
@@ -117,7 +119,8 @@ func.func @rows(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<8xf32>, %b: t
   %7 = kopt.layernorm %x weight(%w : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
   %8 = kopt.layernorm %x bias(%b : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
   %9 = kopt.layernorm %x weight(%w : tensor<8xf32>) bias(%b : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
-  return
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf32>, tensor<4xbf16>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>,
+      tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
 // Ops already inside a kernel stay there: the hand-written kernel is kept as it is
@@ -146,4 +149,30 @@ func.func @existing_kernel(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) 
 // CHECK-NEXT:    return %{{.*}} : tensor<4xf32>
 func.func @no_kopt(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
+}
+
+// kopt ops are pure: dead ones (%d, and %e whose only user is dead) are dropped
+// before grouping, so they are neither compiled nor launched.
+// CHECK-LABEL: func.func @dead_ops(
+// CHECK:         kopt.kernel "exp_
+// CHECK-NOT:     kopt.kernel
+// CHECK:         return
+func.func @dead_ops(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = kopt.exp %x : tensor<4x8xf32>
+  %e = kopt.neg %x : tensor<4x8xf32>
+  %d = kopt.tanh %e : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// A value returned three times (as --cse leaves equal ops) gets a copy per
+// repetition, a cast to its own type, so that each output buffer has its kernel.
+// CHECK-LABEL: func.func @returned_twice(
+// CHECK:         %[[Y:.*]] = kopt.kernel "exp_{{[0-9]+}}"
+// CHECK:         %[[C:.*]] = kopt.kernel "cast_{{[0-9]+}}" ins(%[[Y]] : tensor<4x8xf32>) -> tensor<4x8xf32> {{.*}}name = "cast"
+// CHECK:           kopt.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xf32>
+// CHECK:         %[[C2:.*]] = kopt.kernel "cast_{{[0-9]+}}" ins(%[[Y]] : tensor<4x8xf32>)
+// CHECK:         return %[[Y]], %[[C]], %[[C2]]
+func.func @returned_twice(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %y = kopt.exp %x : tensor<4x8xf32>
+  return %y, %y, %y : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }

@@ -42,7 +42,7 @@ func.func @returns_twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
     } -> tensor<4xf32>
     kopt.yield %g : tensor<4xf32>
   }
-  // expected-error @+1 {{'func.return' op returns the same value twice; not supported}}
+  // expected-error @+1 {{'func.return' op returns the same value twice; each result needs its own kernel (kopt-fuse copies repeated results)}}
   return %0, %0 : tensor<4xf32>, tensor<4xf32>
 }
 

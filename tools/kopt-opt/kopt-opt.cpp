@@ -27,6 +27,10 @@
 #include <cstdlib>
 #include <vector>
 
+#ifndef KOPT_VERSION
+#error "KOPT_VERSION is set by tools/kopt-opt/CMakeLists.txt"
+#endif
+
 static llvm::cl::opt<std::string> scheduleFile(
     "kopt-schedule",
     llvm::cl::desc("JSON file of matmul schedules for --kopt-to-ptx "
@@ -91,6 +95,14 @@ int main(int argc, char **argv) {
     args.insert(args.begin() + 1, quiet);
   argc = static_cast<int>(args.size());
   argv = args.data();
+
+  // --version: kopt's version, then LLVM's (the LLVM/MLIR kopt-opt is built
+  // with).
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kopt-opt (kopt) version " << KOPT_VERSION << "\n";
+    os.flush();
+    llvm::cl::PrintVersionMessage();
+  });
 
   registerCompilerPasses();
   kopt::registerKoptToPTXPipeline([](kopt::KoptToPTXOptions &opts) {

@@ -10,6 +10,7 @@
 //   ... --sample=N --seed=S  N points drawn uniformly from the domains, each
 //                            with "valid" and, when invalid, the "reason";
 //   ... --valid              every valid point.
+// At most one of --default, --check, --sample, --valid (two are an error).
 // Output is JSON on stdout. Exit code: 0, 1 when --check finds the schedule
 // invalid, 2 on bad arguments or an unreadable file.
 //
@@ -33,11 +34,12 @@ static cl::OptionCategory category("kopt-space options");
 static cl::opt<std::string>
     shapeOpt("shape", cl::desc("M x N x K of C[M, N] = A[M, K] B[K, N]"),
              cl::cat(category), cl::value_desc("MxNxK"), cl::Required);
-static cl::opt<std::string> dtypeOpt("dtype",
-                                     cl::desc("operand dtype: f32, f16, bf16"),
-                                     cl::cat(category), cl::init("bf16"));
 static cl::opt<std::string>
-    outDtypeOpt("out-dtype", cl::desc("result dtype (default: --dtype)"),
+    dtypeOpt("dtype", cl::desc("operand dtype: f32, f16, bf16 (default: bf16)"),
+             cl::cat(category), cl::init("bf16"));
+static cl::opt<std::string>
+    outDtypeOpt("out-dtype",
+                cl::desc("result dtype: f32, f16, bf16 (default: --dtype)"),
                 cl::cat(category), cl::init(""));
 static cl::opt<bool> transposeA("transpose-a", cl::desc("A is stored [K, M]"),
                                 cl::cat(category));
@@ -48,20 +50,22 @@ static cl::opt<bool> tf32Opt(
     "tf32",
     cl::desc("the matmul allows TF32 (f32 operands; kopt.matmul {tf32})"),
     cl::cat(category));
-static cl::opt<std::string> chipOpt("chip", cl::desc("target GPU"),
+static cl::opt<std::string> chipOpt("chip",
+                                    cl::desc("target GPU (default: sm_90a)"),
                                     cl::cat(category), cl::init("sm_90a"));
-static cl::opt<bool> printDefault("default",
-                                  cl::desc("print the default schedule"),
-                                  cl::cat(category));
-static cl::opt<std::string> checkFile("check",
-                                      cl::desc("validate the schedule in FILE"),
-                                      cl::cat(category), cl::value_desc("file"),
-                                      cl::init(""));
-static cl::opt<unsigned> sampleCount("sample",
-                                     cl::desc("draw N points from the domains"),
-                                     cl::cat(category), cl::init(0));
-static cl::opt<uint64_t> seedOpt("seed", cl::desc("random seed of --sample"),
-                                 cl::cat(category), cl::init(0));
+static cl::opt<bool>
+    printDefault("default", cl::desc("print the default heuristic's schedule"),
+                 cl::cat(category));
+static cl::opt<std::string> checkFile(
+    "check", cl::desc("check the schedule in FILE (exit 1 when it is invalid)"),
+    cl::cat(category), cl::value_desc("file"), cl::init(""));
+static cl::opt<unsigned> sampleCount(
+    "sample",
+    cl::desc("draw N points (1 to 1000000) uniformly from the domains"),
+    cl::cat(category), cl::init(0));
+static cl::opt<uint64_t>
+    seedOpt("seed", cl::desc("random seed of --sample (default: 0)"),
+            cl::cat(category), cl::init(0));
 static cl::opt<bool> printValid("valid", cl::desc("print every valid point"),
                                 cl::cat(category));
 
@@ -72,10 +76,38 @@ static int fail(const std::string &msg) {
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kopt-space (kopt) version " << KOPT_VERSION << "\n";
+    os.flush();
+    cl::PrintVersionMessage();
+  });
   if (!cl::ParseCommandLineOptions(
-          argc, argv, "kopt matmul schedule spaces (docs/schedules.md)\n",
+          argc, argv,
+          "kopt matmul schedule spaces (docs/schedules.md)\n\n"
+          "  Prints the space of the workload (--shape, --dtype, ...) as "
+          "JSON,\n"
+          "  or, with one of --default, --check, --sample, --valid, that\n"
+          "  instead. Exit code: 0; 1 when --check finds the schedule "
+          "invalid;\n"
+          "  2 on bad arguments or an unreadable file.\n",
           &llvm::errs()))
     return 2;
+  // One mode at most: a second would be ignored silently.
+  llvm::SmallVector<const char *, 4> modes;
+  if (printDefault)
+    modes.push_back("--default");
+  if (checkFile.getNumOccurrences())
+    modes.push_back("--check");
+  if (sampleCount.getNumOccurrences())
+    modes.push_back("--sample");
+  if (printValid)
+    modes.push_back("--valid");
+  if (modes.size() > 1)
+    return fail(std::string(modes[0]) + " and " + modes[1] +
+                " are different modes; give at most one of --default, "
+                "--check, --sample, --valid");
+  if (seedOpt.getNumOccurrences() && !sampleCount.getNumOccurrences())
+    return fail("--seed applies to --sample only");
   MatmulWorkload w;
   // Sizes up to 2^40 (no GPU holds a larger dimension of 16-bit elements).
   llvm::SmallVector<llvm::StringRef, 3> parts;
@@ -108,7 +140,9 @@ int main(int argc, char **argv) {
   if (!t)
     return fail("unknown chip '" + chipOpt + "'");
 
-  if (!checkFile.empty()) {
+  if (checkFile.getNumOccurrences()) {
+    if (checkFile.empty())
+      return fail("--check needs a file");
     auto buffer = llvm::MemoryBuffer::getFile(checkFile, /*IsText=*/true);
     if (!buffer)
       return fail("cannot read '" + checkFile +

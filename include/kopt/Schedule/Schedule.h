@@ -340,6 +340,11 @@ std::optional<nlohmann::json> parseJSON(const std::string &text,
 /// Whether `key` names a schedule parameter (including "num_warps").
 bool isParameterName(const std::string &key);
 
+/// `text` as a diagnostic echoes a value or key of an input file: at most
+/// `max` bytes (cut at a UTF-8 character boundary), followed by
+/// "... (N bytes)" when longer, so that a huge value never floods the output.
+std::string abbreviate(const std::string &text, size_t max = 80);
+
 } // namespace kopt::schedule
 
 #endif // KOPT_SCHEDULE_SCHEDULE_H

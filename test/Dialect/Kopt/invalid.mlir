@@ -631,3 +631,158 @@ func.func @matmul_tf32_bf16(%a: tensor<16x64xbf16>, %b: tensor<64x32xbf16>) -> t
   %c = kopt.matmul %a, %b {tf32} : tensor<16x64xbf16>, tensor<64x32xbf16> -> tensor<16x32xf32>
   return %c : tensor<16x32xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Attributes an op does not define (kopt::verifyKnownAttributes, every kopt op)
+//===----------------------------------------------------------------------===//
+
+// A misspelled unit attribute would otherwise be kept as a discardable
+// attribute and the matmul compiled untransposed.
+func.func @misspelled_attribute(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{'kopt.matmul' op has an unknown attribute 'tranpose_b'; did you mean 'transpose_b'? (kopt.matmul takes tf32, transpose_a, transpose_b; attributes of other dialects, `dialect.name`, are kept)}}
+  %c = kopt.matmul %x, %w {tranpose_b} : tensor<16x64xbf16>, tensor<32x64xbf16> -> tensor<16x32xbf16>
+  return %c : tensor<16x32xbf16>
+}
+
+// -----
+
+func.func @attribute_on_op_without_attributes(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.add' op has an unknown attribute 'fast' (kopt.add takes no attributes; attributes of other dialects, `dialect.name`, are kept)}}
+  %z = kopt.add %x, %y {fast} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+
+// -----
+
+// The generic form too.
+func.func @attribute_generic(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.exp' op has an unknown attribute 'approximate'}}
+  %y = "kopt.exp"(%x) {approximate = 1 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// The kopt dialect defines no discardable attributes on its ops.
+func.func @kopt_prefixed_attribute(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.rmsnorm' op has an unknown attribute 'kopt.eps' (kopt.rmsnorm takes eps; attributes of other dialects, `dialect.name`, are kept)}}
+  %y = kopt.rmsnorm %x eps = 1.0e-05 {kopt.eps = 1.0 : f32} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @kernel_misspelled_source(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op has an unknown attribute 'sorce'; did you mean 'source'?}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {sorce = {attrs = {}, name = "neg", params = ["input", "result"]}} {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.neg %a : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.neg %a : tensor<4xf32>
+    // expected-error @+1 {{'kopt.yield' op has an unknown attribute 'note' (kopt.yield takes no attributes;}}
+    kopt.yield %e : tensor<4xf32> {note}
+  }
+  return %0 : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// kopt.kernel: `source` must be what the body computes (kopt::kernelSource)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// transpose_b recorded false while the body transposes: the manifest and
+// kopt-run's reference would describe another product.
+func.func @kernel_source_attrs_differ(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x32xbf16> {
+  // expected-error @+1 {{'kopt.kernel' op source {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]} disagrees with the body's 'kopt.matmul', which is {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}}}
+  %0 = kopt.kernel "k" ins(%x, %w : tensor<16x64xbf16>, tensor<32x64xbf16>) -> tensor<16x32xbf16> attributes {source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
+  ^bb0(%a: tensor<16x64xbf16>, %b: tensor<32x64xbf16>):
+    %c = kopt.matmul %a, %b {transpose_b} : tensor<16x64xbf16>, tensor<32x64xbf16> -> tensor<16x32xbf16>
+    kopt.yield %c : tensor<16x32xbf16>
+  }
+  return %0 : tensor<16x32xbf16>
+}
+
+// -----
+
+func.func @kernel_source_eps_differs(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source {attrs = {eps = 1.000000e-01 : f32}, name = "rmsnorm", params = ["input", "result"]} disagrees with the body's 'kopt.rmsnorm', which is {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "result"]}}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4x8xf32>) -> tensor<4x8xf32> attributes {source = {attrs = {eps = 0.1 : f32}, name = "rmsnorm", params = ["input", "result"]}} {
+  ^bb0(%a: tensor<4x8xf32>):
+    %y = kopt.rmsnorm %a eps = 1.0e-05 : tensor<4x8xf32>
+    kopt.yield %y : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @kernel_source_param_names(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source {attrs = {}, name = "sub", params = ["rhs", "lhs", "result"]} disagrees with the body's 'kopt.sub'}}
+  %0 = kopt.kernel "k" ins(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "sub", params = ["rhs", "lhs", "result"]}} {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %e = kopt.sub %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// The manifest names the kernel's parameters in order: `sub` of swapped
+// block arguments computes y - x where the source says x - y.
+func.func @kernel_source_operands_swapped(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op operand #0 of 'kopt.sub' is not the kernel's input #0; the source describes the kernel's parameters in order}}
+  %0 = kopt.kernel "k" ins(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "sub", params = ["lhs", "rhs", "result"]}} {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %e = kopt.sub %b, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_source_unused_input(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op 'kopt.neg' has 1 operands but the kernel has 2 inputs; the source describes the kernel's parameters in order}}
+  %0 = kopt.kernel "k" ins(%x, %y : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "neg", params = ["input", "result"]}} {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %e = kopt.neg %b : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_source_yields_input(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op yields values other than the results of 'kopt.neg'}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "neg", params = ["input", "result"]}} {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.neg %a : tensor<4xf32>
+    kopt.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_source_two_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source describes one op, but the body computes 2 ops; a kernel with a source holds one kopt op and its kopt.yield}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "neg", params = ["input", "result"]}} {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.neg %a : tensor<4xf32>
+    %f = kopt.exp %e : tensor<4xf32>
+    kopt.yield %f : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
