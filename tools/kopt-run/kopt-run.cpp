@@ -1,23 +1,29 @@
 //===- kopt-run.cpp - Check and time the kernels of a launch manifest -----===//
 //
 //   kopt-run MANIFEST.json [--kernel NAME]... [--runs N] [--warmup N]
-//            [--seed S] [--device N] [--no-time] [--no-check] [-o OUT.json]
+//            [--rotate N] [--audit N] [--timeout MS] [--time-budget MS]
+//            [--min-runs N] [--seed S] [--device N] [--no-time] [--no-check]
+//            [-o OUT.json]
 //
 // For each kernel of the manifest (or each one named with --kernel): fresh
 // random inputs, outputs poisoned with 0xFF bytes (NaN in every dtype), one
 // launch, a check against an independent reference (CPU float64, or cuBLAS
-// for matmul), then timing with CUDA events: warm-up launches, then per run an
-// L2 flush (cuMemsetD8Async over 256 MiB), start event, launch, end event.
-// A kernel with TMA tensor maps gets them encoded for its buffers once, before
-// the first launch. Prints one JSON document (see docs/runtime.md for the
-// fields).
+// for matmul), then timing by kopt's measurement library
+// (include/kopt/Measure/Measure.h): warm-up launches, then per run an L2
+// flush (cuMemsetD8Async over 256 MiB), start event, launch, end event, over
+// --rotate buffer sets, with --audit timed runs checked against the
+// reference again and a watchdog that gives up on a launch that does not
+// finish within --timeout ms. A kernel with TMA tensor maps gets them encoded
+// for its buffers once, before the first launch. Prints one JSON document
+// (see docs/runtime.md for the fields).
 //
 // Exit code: 0 when every check passed (or --no-check), 1 when a check
-// failed, 2 on usage, manifest or CUDA errors ("kopt-run: error: ..." on
-// stderr; the JSON, if any kernel ran, is still written).
+// failed, 2 on usage, manifest or CUDA errors and timeouts ("kopt-run: error:
+// ..." on stderr; the JSON, if any kernel ran, is still written).
 //
 //===----------------------------------------------------------------------===//
 
+#include "kopt/Measure/Measure.h"
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Check.h"
 #include "kopt/Runtime/Float16.h"
@@ -36,6 +42,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -43,11 +50,11 @@
 #include <vector>
 
 using namespace kopt::rt;
+namespace measure = kopt::measure;
 using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr int64_t kL2FlushBytes = 256ll << 20; // 256 MiB
 constexpr int kExitFailedCheck = 1;
 constexpr int kExitError = 2;
 
@@ -60,6 +67,13 @@ options:
   --kernel NAME   run only this kernel (repeatable; default: all kernels)
   --runs N        timed runs per kernel (default 100, at least 1)
   --warmup N      warm-up launches before timing (default 10)
+  --rotate N      buffer sets the runs cycle through (default 1: one set)
+  --audit N       timed runs checked against the reference again, the last
+                  one among them (default 1; 0: none)
+  --timeout MS    give up on a launch that runs longer (default 10000;
+                  0: wait forever)
+  --time-budget MS  stop timing after MS ms of runs (default 0: no budget)
+  --min-runs N    with --time-budget, time at least N runs (default 1)
   --seed S        seed of the random inputs (default: from the clock; printed)
   --device N      CUDA device ordinal (default 0)
   --no-time       check only
@@ -79,6 +93,11 @@ struct Options {
   std::vector<std::string> kernels;
   int64_t runs = 100;
   int64_t warmup = 10;
+  int64_t rotate = 1;
+  int64_t audit = 1;
+  int64_t timeoutMs = 10000;
+  int64_t timeBudgetMs = 0;
+  int64_t minRuns = 1;
   std::optional<uint64_t> seed;
   int device = 0;
   bool time = true;
@@ -113,7 +132,9 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
     }
     bool takesValue = arg == "--kernel" || arg == "--runs" ||
                       arg == "--warmup" || arg == "--seed" ||
-                      arg == "--device" || arg == "-o";
+                      arg == "--device" || arg == "-o" || arg == "--rotate" ||
+                      arg == "--audit" || arg == "--timeout" ||
+                      arg == "--time-budget" || arg == "--min-runs";
     std::string value;
     if (takesValue) {
       if (inlineValue) {
@@ -141,6 +162,29 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
       if (!v)
         return "--warmup needs an integer in [0, 1000000], got '" + value + "'";
       opts.warmup = static_cast<int64_t>(*v);
+    } else if (arg == "--rotate") {
+      std::optional<uint64_t> v = parseUnsigned(value, 1024);
+      if (!v || *v < 1)
+        return "--rotate needs an integer in [1, 1024], got '" + value + "'";
+      opts.rotate = static_cast<int64_t>(*v);
+    } else if (arg == "--audit") {
+      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
+      if (!v)
+        return "--audit needs an integer in [0, 1000000], got '" + value + "'";
+      opts.audit = static_cast<int64_t>(*v);
+    } else if (arg == "--timeout" || arg == "--time-budget") {
+      std::optional<uint64_t> v = parseUnsigned(value, 86400000);
+      if (!v)
+        return arg + " needs milliseconds in [0, 86400000], got '" + value +
+               "'";
+      (arg == "--timeout" ? opts.timeoutMs : opts.timeBudgetMs) =
+          static_cast<int64_t>(*v);
+    } else if (arg == "--min-runs") {
+      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
+      if (!v || *v < 1)
+        return "--min-runs needs an integer in [1, 1000000], got '" + value +
+               "'";
+      opts.minRuns = static_cast<int64_t>(*v);
     } else if (arg == "--seed") {
       std::optional<uint64_t> v = parseUnsigned(value, UINT64_MAX);
       if (!v)
@@ -168,6 +212,9 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
   }
   if (!help && opts.manifestPath.empty())
     return std::string("no manifest given");
+  if (opts.minRuns > opts.runs)
+    return "--min-runs " + std::to_string(opts.minRuns) +
+           " is more than --runs " + std::to_string(opts.runs);
   return std::nullopt;
 }
 
@@ -193,24 +240,6 @@ ojson dimsJson(const std::array<uint32_t, 3> &dims) {
   return ojson::array({dims[0], dims[1], dims[2]});
 }
 
-struct TimeStats {
-  double medianMs = 0, minMs = 0, maxMs = 0, meanMs = 0;
-};
-
-TimeStats summarize(std::vector<double> ms) {
-  TimeStats s;
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  s.minMs = ms.front();
-  s.maxMs = ms.back();
-  s.medianMs = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-  double sum = 0;
-  for (double v : ms)
-    sum += v;
-  s.meanMs = sum / double(n);
-  return s;
-}
-
 ojson checkJson(const CheckResult &c, const char *reference) {
   ojson j;
   j["passed"] = c.passed;
@@ -228,22 +257,60 @@ ojson checkJson(const CheckResult &c, const char *reference) {
   return j;
 }
 
-/// Destroys events on scope exit.
-struct EventSet {
-  CudaContext &ctx;
-  std::vector<Event> events;
-  ~EventSet() {
-    for (Event e : events)
-      (void)ctx.destroyEvent(e);
+/// The measurement options of the command line.
+measure::Options measureOptions(const Options &opts) {
+  measure::Options m;
+  m.warmup = opts.warmup;
+  m.runs = opts.runs;
+  m.minRuns = opts.minRuns;
+  m.timeBudgetMs = double(opts.timeBudgetMs);
+  m.inputSets = opts.rotate;
+  // The audits compare with the reference: none without checks.
+  m.auditRuns = opts.check ? opts.audit : 0;
+  m.timeoutMs = double(opts.timeoutMs);
+  return m;
+}
+
+/// The report's "time" of a measurement.
+ojson timeJson(const measure::Measurement &m, const Options &opts) {
+  const measure::Stats &s = m.stats;
+  ojson t = {{"median_ms", s.medianMs},
+             {"min_ms", s.minMs},
+             {"max_ms", s.maxMs},
+             {"mean_ms", s.meanMs},
+             {"runs", m.runs},
+             {"warmup", m.warmup},
+             {"l2_flush_bytes", m.l2FlushBytes},
+             {"stddev_ms", s.stddevMs},
+             {"p10_ms", s.p10Ms},
+             {"p90_ms", s.p90Ms},
+             {"input_sets", m.inputSets},
+             {"audited_runs", m.audits.size()},
+             {"wall_ms", m.wallMs}};
+  if (opts.timeBudgetMs > 0) {
+    t["time_budget_ms"] = opts.timeBudgetMs;
+    t["budget_stopped"] = m.budgetStopped;
   }
-};
+  if (m.timedOut)
+    t["timed_out"] = true;
+  if (!m.errors.empty())
+    t["errors"] = m.errors;
+  return t;
+}
 
 /// Runs, checks and times kernels on one context and stream.
 class Runner {
 public:
+  /// Called when a launch timed out, with the kernel's entry and the error:
+  /// the GPU may still run the kernel and freeing anything would wait for
+  /// it, so it must write the report and leave the process (main's does).
+  using ContextLostFn =
+      std::function<void(const ojson &entry, const std::string &error)>;
+
   Runner(CudaContext &ctx, Stream stream, const Manifest &manifest,
-         const Options &opts, uint64_t seed)
-      : ctx(ctx), stream(stream), manifest(manifest), opts(opts), seed(seed) {}
+         const Options &opts, uint64_t seed, ContextLostFn onContextLost)
+      : ctx(ctx), stream(stream), manifest(manifest), opts(opts), seed(seed),
+        measurer(ctx, stream), onContextLost(std::move(onContextLost)) {}
 
   /// Runs `kernel`, filling `out`. Sets `passed` to false when the check
   /// failed. Returns a failure for CUDA (or other) errors.
@@ -259,7 +326,8 @@ private:
   const Options &opts;
   uint64_t seed;
   std::unique_ptr<Cublas> cublas;
-  DeviceBuffer flush;
+  measure::Measurer measurer;
+  ContextLostFn onContextLost;
 };
 
 Expected<HostTensor>
@@ -377,10 +445,22 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   if (!pack.ok())
     return pack.status();
 
-  // One launch, then the check.
+  // One launch (under the measurement's watchdog), then the check.
   KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
-  KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("first launch of '" +
-                                                           kernel.name + "'"));
+  Expected<bool> finished =
+      measure::waitForStream(ctx, stream, double(opts.timeoutMs));
+  if (!finished.ok())
+    return finished.status().withContext("first launch of '" + kernel.name +
+                                         "'");
+  if (!*finished) {
+    std::string error = "kernel '" + kernel.name +
+                        "': the first launch did not finish within " +
+                        std::to_string(opts.timeoutMs) +
+                        " ms; gave up on it (the GPU may still be running "
+                        "it, so the CUDA context is lost)";
+    onContextLost(out, error);
+    return Status::error(error);
+  }
 
   // Only "result" is an output in manifest version 1.
   size_t resultIndex = 0;
@@ -426,81 +506,82 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   int64_t bytes = kernel.totalParamBytes();
   out["bytes"] = bytes;
   if (opts.time) {
-    if (!flush.get()) {
-      Expected<DeviceBuffer> f = ctx.allocate(kL2FlushBytes);
-      if (!f.ok())
-        return f.status().withContext("L2 flush buffer");
-      flush = f.take();
+    // The audited timed runs (kopt/Measure/Measure.h): each one's result is
+    // compared with the first run's and, when it differs, checked against
+    // the reference again (a change beyond rounding points at a race).
+    bool firstPassed = passed;
+    std::vector<ojson> audits;
+    measure::AuditFn audit = [&](const measure::AuditRun &run) {
+      measure::AuditVerdict verdict;
+      ojson record = {{"run", run.run + 1}, {"set", run.set}};
+      for (const measure::AuditedOutput &o : run.outputs) {
+        if (o.index != resultIndex)
+          continue;
+        bool identical = o.bytes == firstOutput;
+        record["identical"] = identical;
+        if (identical) {
+          verdict.passed = firstPassed;
+          record["passed"] = firstPassed;
+          if (!firstPassed)
+            verdict.reason = "the first run's output, which failed the check";
+        } else {
+          CheckResult c =
+              checkOutput(o.bytes.data(), result.dtype, ref.data.data(),
+                          result.numElements(), tolerance);
+          verdict = {c.passed, c.reason};
+          record["passed"] = c.passed;
+          record["rel_err"] = c.relErr;
+          record["reason"] = c.reason;
+        }
+      }
+      audits.push_back(record);
+      return verdict;
+    };
+    Expected<measure::Measurement> m = measurer.measureKernel(
+        manifest, kernel, pointers, measureOptions(opts), audit);
+    if (!m.ok())
+      return m.status();
+    out["time"] = timeJson(*m, opts);
+    if (m->timedOut) {
+      onContextLost(out, m->errors.back());
+      return Status::error(m->errors.back());
     }
-    for (int64_t i = 0; i < opts.warmup; ++i)
-      KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
-    KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext(
-        "warm-up of '" + kernel.name + "'"));
-
-    EventSet events{ctx, {}};
-    for (int64_t i = 0; i < 2 * opts.runs; ++i) {
-      Expected<Event> e = ctx.createEvent();
-      if (!e.ok())
-        return e.status();
-      events.events.push_back(*e);
-    }
-    for (int64_t i = 0; i < opts.runs; ++i) {
-      KOPT_RETURN_IF_ERROR(
-          ctx.memsetAsync(flush.get(), 0, kL2FlushBytes, stream));
-      KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i], stream));
-      KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
-      KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i + 1], stream));
-    }
-    KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext(
-        "timed runs of '" + kernel.name + "'"));
-    std::vector<double> ms;
-    for (int64_t i = 0; i < opts.runs; ++i) {
-      Expected<float> t =
-          ctx.elapsedMs(events.events[2 * i], events.events[2 * i + 1]);
-      if (!t.ok())
-        return t.status();
-      ms.push_back(*t);
-    }
-    TimeStats s = summarize(ms);
-    out["time"] = {{"median_ms", s.medianMs},
-                   {"min_ms", s.minMs},
-                   {"max_ms", s.maxMs},
-                   {"mean_ms", s.meanMs},
-                   {"runs", opts.runs},
-                   {"warmup", opts.warmup},
-                   {"l2_flush_bytes", kL2FlushBytes}};
-    out["gbps"] = s.medianMs > 0 ? double(bytes) / (s.medianMs * 1e6) : 0.0;
+    double median = m->stats.medianMs;
+    out["gbps"] = median > 0 ? double(bytes) / (median * 1e6) : 0.0;
     if (kernel.op == OpKind::Matmul) {
       const TensorSpec &a = *kernel.findParam("a");
       int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
       int64_t flops = 2 * result.shape[0] * result.shape[1] * k;
       out["flops"] = flops;
-      out["gflops"] = s.medianMs > 0 ? double(flops) / (s.medianMs * 1e6) : 0.0;
+      out["gflops"] = median > 0 ? double(flops) / (median * 1e6) : 0.0;
     }
 
-    // The output after the timed runs should still pass: a change beyond
-    // rounding points at a race.
-    if (opts.check) {
-      std::vector<uint8_t> last(firstOutput.size());
-      KOPT_RETURN_IF_ERROR(ctx.copyToHost(last.data(), pointers[resultIndex],
-                                          result.numBytes()));
-      ojson after;
-      after["identical"] = last == firstOutput;
-      if (last != firstOutput) {
-        CheckResult c = checkOutput(last.data(), result.dtype, ref.data.data(),
-                                    result.numElements(), tolerance);
-        after["passed"] = c.passed;
-        after["rel_err"] = c.relErr;
-        after["reason"] = c.reason;
-        if (!c.passed) {
-          passed = false;
-          out["check"]["passed"] = false;
-          out["check"]["reason"] = "after the timed runs: " + c.reason;
-        }
-      } else {
-        after["passed"] = out["check"]["passed"];
-      }
+    if (opts.check && !audits.empty()) {
+      // "after_timing": the last timed run's audit; "audits": all of them
+      // when there are more.
+      ojson after = audits.back();
+      after.erase("run");
+      after.erase("set");
       out["check"]["after_timing"] = after;
+      if (audits.size() > 1)
+        out["check"]["audits"] = audits;
+    }
+    // A failed audit (or a bad time) fails a kernel whose first check
+    // passed.
+    if (opts.check && !m->valid() && firstPassed) {
+      passed = false;
+      out["check"]["passed"] = false;
+      std::string reason = m->errors.front();
+      for (const measure::AuditRecord &a : m->audits)
+        if (!a.passed) {
+          reason = (a.run + 1 == m->runs
+                        ? std::string("after the timed runs: ")
+                        : "in timed run " + std::to_string(a.run + 1) + " of " +
+                              std::to_string(m->runs) + ": ") +
+                   a.reason;
+          break;
+        }
+      out["check"]["reason"] = reason;
     }
   }
   return Status::success();
@@ -589,6 +670,13 @@ int main(int argc, char **argv) {
   report["seed"] = nullptr;
   report["runs"] = opts.runs;
   report["warmup"] = opts.warmup;
+  report["input_sets"] = opts.rotate;
+  report["audit_runs"] = opts.check && opts.time ? opts.audit : 0;
+  report["timeout_ms"] = opts.timeoutMs;
+  if (opts.timeBudgetMs > 0) {
+    report["time_budget_ms"] = opts.timeBudgetMs;
+    report["min_runs"] = opts.minRuns;
+  }
   report["check_enabled"] = opts.check;
   report["time_enabled"] = opts.time;
   report["kernels"] = ojson::array();
@@ -691,7 +779,22 @@ int main(int argc, char **argv) {
     Expected<Stream> stream = ctx->createStream();
     if (!stream.ok())
       return finish(kExitError, stream.error());
-    Runner runner(*ctx, *stream, *manifest, opts, seed);
+    // A launch that timed out may still run: write the report and leave at
+    // once, without freeing anything or releasing the context (either would
+    // wait for the kernel).
+    auto onContextLost = [&](const ojson &entry, const std::string &message) {
+      ojson e = entry;
+      e["error"] = message;
+      report["kernels"].push_back(e);
+      std::string log = ctx->jitInfoLog(manifest->ptxPath);
+      if (!log.empty())
+        report["jit_info_log"] = log;
+      int code = finish(kExitError, message);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(code);
+    };
+    Runner runner(*ctx, *stream, *manifest, opts, seed, onContextLost);
     for (size_t i = 0; i < selected.size(); ++i) {
       const KernelSpec &k = *selected[i];
       ojson entry;
