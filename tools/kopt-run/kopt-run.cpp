@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Options.h"
 #include "kopt/Measure/Measure.h"
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Check.h"
@@ -50,6 +51,9 @@
 #include <vector>
 
 using namespace kopt::rt;
+using kopt::run::kUsage;
+using kopt::run::Options;
+using kopt::run::parseArgs;
 namespace measure = kopt::measure;
 using ojson = nlohmann::ordered_json;
 
@@ -58,164 +62,8 @@ namespace {
 constexpr int kExitFailedCheck = 1;
 constexpr int kExitError = 2;
 
-const char *const kUsage =
-    R"(usage: kopt-run MANIFEST.json [options]
-
-Checks and times the kernels of a kopt launch manifest on the GPU.
-
-options:
-  --kernel NAME   run only this kernel (repeatable; default: all kernels)
-  --runs N        timed runs per kernel (default 100, at least 1)
-  --warmup N      warm-up launches before timing (default 10)
-  --rotate N      buffer sets the runs cycle through (default 1: one set)
-  --audit N       timed runs checked against the reference again, the last
-                  one among them (default 1; 0: none)
-  --timeout MS    give up on a launch that runs longer (default 10000;
-                  0: wait forever)
-  --time-budget MS  stop timing after MS ms of runs (default 0: no budget)
-  --min-runs N    with --time-budget, time at least N runs (default 1)
-  --seed S        seed of the random inputs (default: from the clock; printed)
-  --device N      CUDA device ordinal (default 0)
-  --no-time       check only
-  --no-check      time only
-  -o FILE         write the JSON report to FILE (default: stdout)
-  -h, --help      show this help
-
-exit code: 0 all checks passed, 1 a check failed, 2 usage/manifest/CUDA error
-)";
-
 void printError(const std::string &message) {
   std::fprintf(stderr, "kopt-run: error: %s\n", message.c_str());
-}
-
-struct Options {
-  std::string manifestPath;
-  std::vector<std::string> kernels;
-  int64_t runs = 100;
-  int64_t warmup = 10;
-  int64_t rotate = 1;
-  int64_t audit = 1;
-  int64_t timeoutMs = 10000;
-  int64_t timeBudgetMs = 0;
-  int64_t minRuns = 1;
-  std::optional<uint64_t> seed;
-  int device = 0;
-  bool time = true;
-  bool check = true;
-  std::string outPath;
-};
-
-/// Parses a non-negative integer at most `max`.
-std::optional<uint64_t> parseUnsigned(const std::string &text, uint64_t max) {
-  if (text.empty() || text.size() > 20 ||
-      text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  errno = 0;
-  unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v > max)
-    return std::nullopt;
-  return v;
-}
-
-/// Parses the command line; on a usage error returns its message.
-std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
-                                     bool &help) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> inlineValue;
-    if (arg.rfind("--", 0) == 0) {
-      if (size_t eq = arg.find('='); eq != std::string::npos) {
-        inlineValue = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-      }
-    }
-    bool takesValue = arg == "--kernel" || arg == "--runs" ||
-                      arg == "--warmup" || arg == "--seed" ||
-                      arg == "--device" || arg == "-o" || arg == "--rotate" ||
-                      arg == "--audit" || arg == "--timeout" ||
-                      arg == "--time-budget" || arg == "--min-runs";
-    std::string value;
-    if (takesValue) {
-      if (inlineValue) {
-        value = *inlineValue;
-      } else if (i + 1 < args.size()) {
-        value = args[++i];
-      } else {
-        return "option " + arg + " needs a value";
-      }
-    } else if (inlineValue) {
-      return "option " + arg + " takes no value";
-    }
-
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-    } else if (arg == "--kernel") {
-      opts.kernels.push_back(value);
-    } else if (arg == "--runs") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v || *v < 1)
-        return "--runs needs an integer in [1, 1000000], got '" + value + "'";
-      opts.runs = static_cast<int64_t>(*v);
-    } else if (arg == "--warmup") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v)
-        return "--warmup needs an integer in [0, 1000000], got '" + value + "'";
-      opts.warmup = static_cast<int64_t>(*v);
-    } else if (arg == "--rotate") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1024);
-      if (!v || *v < 1)
-        return "--rotate needs an integer in [1, 1024], got '" + value + "'";
-      opts.rotate = static_cast<int64_t>(*v);
-    } else if (arg == "--audit") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v)
-        return "--audit needs an integer in [0, 1000000], got '" + value + "'";
-      opts.audit = static_cast<int64_t>(*v);
-    } else if (arg == "--timeout" || arg == "--time-budget") {
-      std::optional<uint64_t> v = parseUnsigned(value, 86400000);
-      if (!v)
-        return arg + " needs milliseconds in [0, 86400000], got '" + value +
-               "'";
-      (arg == "--timeout" ? opts.timeoutMs : opts.timeBudgetMs) =
-          static_cast<int64_t>(*v);
-    } else if (arg == "--min-runs") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v || *v < 1)
-        return "--min-runs needs an integer in [1, 1000000], got '" + value +
-               "'";
-      opts.minRuns = static_cast<int64_t>(*v);
-    } else if (arg == "--seed") {
-      std::optional<uint64_t> v = parseUnsigned(value, UINT64_MAX);
-      if (!v)
-        return "--seed needs a non-negative integer, got '" + value + "'";
-      opts.seed = *v;
-    } else if (arg == "--device") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1024);
-      if (!v)
-        return "--device needs a device ordinal, got '" + value + "'";
-      opts.device = static_cast<int>(*v);
-    } else if (arg == "--no-time") {
-      opts.time = false;
-    } else if (arg == "--no-check") {
-      opts.check = false;
-    } else if (arg == "-o") {
-      opts.outPath = value;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return "unknown option '" + arg + "'";
-    } else if (opts.manifestPath.empty()) {
-      opts.manifestPath = arg;
-    } else {
-      return "more than one manifest given ('" + opts.manifestPath + "' and '" +
-             arg + "')";
-    }
-  }
-  if (!help && opts.manifestPath.empty())
-    return std::string("no manifest given");
-  if (opts.minRuns > opts.runs)
-    return "--min-runs " + std::to_string(opts.minRuns) +
-           " is more than --runs " + std::to_string(opts.runs);
-  return std::nullopt;
 }
 
 /// Whether two paths name the same file: the same file on disk (links
@@ -317,6 +165,22 @@ public:
   Status run(const KernelSpec &kernel, ojson &out, bool &passed);
 
 private:
+  /// What the check of the first launch leaves for the audits of the timed
+  /// runs.
+  struct FirstCheck {
+    size_t resultIndex = 0;
+    /// The first run's result, and its reference.
+    const std::vector<uint8_t> *output = nullptr;
+    const HostTensor *ref = nullptr;
+    Tolerance tolerance;
+    bool passed = true;
+  };
+  /// Times `kernel` on `pointers` (kopt/Measure/Measure.h) and audits timed
+  /// runs against `first` when checking, filling out["time"] (and the
+  /// check's audits); sets `passed` to false when an audit failed.
+  Status time(const KernelSpec &kernel, const std::vector<DevicePtr> &pointers,
+              const FirstCheck &first, ojson &out, bool &passed);
+
   Expected<HostTensor> matmulReference(const KernelSpec &kernel,
                                        const std::vector<DevicePtr> &pointers);
 
@@ -503,86 +367,95 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   }
   inputs.clear();
 
-  int64_t bytes = kernel.totalParamBytes();
-  out["bytes"] = bytes;
+  out["bytes"] = kernel.totalParamBytes();
   if (opts.time) {
-    // The audited timed runs (kopt/Measure/Measure.h): each one's result is
-    // compared with the first run's and, when it differs, checked against
-    // the reference again (a change beyond rounding points at a race).
-    bool firstPassed = passed;
-    std::vector<ojson> audits;
-    measure::AuditFn audit = [&](const measure::AuditRun &run) {
-      measure::AuditVerdict verdict;
-      ojson record = {{"run", run.run + 1}, {"set", run.set}};
-      for (const measure::AuditedOutput &o : run.outputs) {
-        if (o.index != resultIndex)
-          continue;
-        bool identical = o.bytes == firstOutput;
-        record["identical"] = identical;
-        if (identical) {
-          verdict.passed = firstPassed;
-          record["passed"] = firstPassed;
-          if (!firstPassed)
-            verdict.reason = "the first run's output, which failed the check";
-        } else {
-          CheckResult c =
-              checkOutput(o.bytes.data(), result.dtype, ref.data.data(),
-                          result.numElements(), tolerance);
-          verdict = {c.passed, c.reason};
-          record["passed"] = c.passed;
-          record["rel_err"] = c.relErr;
-          record["reason"] = c.reason;
-        }
-      }
-      audits.push_back(record);
-      return verdict;
-    };
-    Expected<measure::Measurement> m = measurer.measureKernel(
-        manifest, kernel, pointers, measureOptions(opts), audit);
-    if (!m.ok())
-      return m.status();
-    out["time"] = timeJson(*m, opts);
-    if (m->timedOut) {
-      onContextLost(out, m->errors.back());
-      return Status::error(m->errors.back());
-    }
-    double median = m->stats.medianMs;
-    out["gbps"] = median > 0 ? double(bytes) / (median * 1e6) : 0.0;
-    if (kernel.op == OpKind::Matmul) {
-      const TensorSpec &a = *kernel.findParam("a");
-      int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
-      int64_t flops = 2 * result.shape[0] * result.shape[1] * k;
-      out["flops"] = flops;
-      out["gflops"] = median > 0 ? double(flops) / (median * 1e6) : 0.0;
-    }
+    FirstCheck first{resultIndex, &firstOutput, &ref, tolerance, passed};
+    KOPT_RETURN_IF_ERROR(time(kernel, pointers, first, out, passed));
+  }
+  return Status::success();
+}
 
-    if (opts.check && !audits.empty()) {
-      // "after_timing": the last timed run's audit; "audits": all of them
-      // when there are more.
-      ojson after = audits.back();
-      after.erase("run");
-      after.erase("set");
-      out["check"]["after_timing"] = after;
-      if (audits.size() > 1)
-        out["check"]["audits"] = audits;
+Status Runner::time(const KernelSpec &kernel,
+                    const std::vector<DevicePtr> &pointers,
+                    const FirstCheck &first, ojson &out, bool &passed) {
+  // The audited timed runs (kopt/Measure/Measure.h): each one's result is
+  // compared with the first run's and, when it differs, checked against
+  // the reference again (a change beyond rounding points at a race).
+  bool firstPassed = first.passed;
+  const TensorSpec &result = kernel.params[first.resultIndex];
+  std::vector<ojson> audits;
+  measure::AuditFn audit = [&](const measure::AuditRun &run) {
+    measure::AuditVerdict verdict;
+    ojson record = {{"run", run.run + 1}, {"set", run.set}};
+    for (const measure::AuditedOutput &o : run.outputs) {
+      if (o.index != first.resultIndex)
+        continue;
+      bool identical = o.bytes == *first.output;
+      record["identical"] = identical;
+      if (identical) {
+        verdict.passed = firstPassed;
+        record["passed"] = firstPassed;
+        if (!firstPassed)
+          verdict.reason = "the first run's output, which failed the check";
+      } else {
+        CheckResult c =
+            checkOutput(o.bytes.data(), result.dtype, first.ref->data.data(),
+                        result.numElements(), first.tolerance);
+        verdict = {c.passed, c.reason};
+        record["passed"] = c.passed;
+        record["rel_err"] = c.relErr;
+        record["reason"] = c.reason;
+      }
     }
-    // A failed audit (or a bad time) fails a kernel whose first check
-    // passed.
-    if (opts.check && !m->valid() && firstPassed) {
-      passed = false;
-      out["check"]["passed"] = false;
-      std::string reason = m->errors.front();
-      for (const measure::AuditRecord &a : m->audits)
-        if (!a.passed) {
-          reason = (a.run + 1 == m->runs
-                        ? std::string("after the timed runs: ")
-                        : "in timed run " + std::to_string(a.run + 1) + " of " +
-                              std::to_string(m->runs) + ": ") +
-                   a.reason;
-          break;
-        }
-      out["check"]["reason"] = reason;
-    }
+    audits.push_back(record);
+    return verdict;
+  };
+  Expected<measure::Measurement> m = measurer.measureKernel(
+      manifest, kernel, pointers, measureOptions(opts), audit);
+  if (!m.ok())
+    return m.status();
+  out["time"] = timeJson(*m, opts);
+  if (m->timedOut) {
+    onContextLost(out, m->errors.back());
+    return Status::error(m->errors.back());
+  }
+  double median = m->stats.medianMs;
+  int64_t bytes = kernel.totalParamBytes();
+  out["gbps"] = median > 0 ? double(bytes) / (median * 1e6) : 0.0;
+  if (kernel.op == OpKind::Matmul) {
+    const TensorSpec &a = *kernel.findParam("a");
+    int64_t k = kernel.attrs.transposeA ? a.shape[0] : a.shape[1];
+    int64_t flops = 2 * result.shape[0] * result.shape[1] * k;
+    out["flops"] = flops;
+    out["gflops"] = median > 0 ? double(flops) / (median * 1e6) : 0.0;
+  }
+
+  if (opts.check && !audits.empty()) {
+    // "after_timing": the last timed run's audit; "audits": all of them
+    // when there are more.
+    ojson after = audits.back();
+    after.erase("run");
+    after.erase("set");
+    out["check"]["after_timing"] = after;
+    if (audits.size() > 1)
+      out["check"]["audits"] = audits;
+  }
+  // A failed audit (or a bad time) fails a kernel whose first check
+  // passed.
+  if (opts.check && !m->valid() && firstPassed) {
+    passed = false;
+    out["check"]["passed"] = false;
+    std::string reason = m->errors.front();
+    for (const measure::AuditRecord &a : m->audits)
+      if (!a.passed) {
+        reason = (a.run + 1 == m->runs
+                      ? std::string("after the timed runs: ")
+                      : "in timed run " + std::to_string(a.run + 1) + " of " +
+                            std::to_string(m->runs) + ": ") +
+                 a.reason;
+        break;
+      }
+    out["check"]["reason"] = reason;
   }
   return Status::success();
 }
