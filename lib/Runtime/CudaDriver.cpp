@@ -51,6 +51,7 @@ namespace {
   X(cuMemcpyHtoD)                                                              \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoH)                                                              \
+  X(cuMemcpyDtoDAsync)                                                         \
   X(cuMemsetD8Async)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
@@ -60,6 +61,7 @@ namespace {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
+  X(cuEventQuery)                                                              \
   X(cuEventElapsedTime)                                                        \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
@@ -217,6 +219,14 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
     other.bytes = 0;
   }
   return *this;
+}
+
+DevicePtr DeviceBuffer::release() {
+  DevicePtr released = ptr;
+  ctx = nullptr;
+  ptr = 0;
+  bytes = 0;
+  return released;
 }
 
 void DeviceBuffer::reset() {
@@ -416,6 +426,13 @@ Status CudaContext::copyToHost(void *dst, DevicePtr src, int64_t bytes) {
                "cuMemcpyDtoH(" + std::to_string(bytes) + " bytes)");
 }
 
+Status CudaContext::copyDeviceAsync(DevicePtr dst, DevicePtr src,
+                                    int64_t bytes, Stream stream) {
+  return check(api.cuMemcpyDtoDAsync(dst, src, static_cast<size_t>(bytes),
+                                     stream),
+               "cuMemcpyDtoDAsync(" + std::to_string(bytes) + " bytes)");
+}
+
 Status CudaContext::memsetAsync(DevicePtr dst, uint8_t value, int64_t bytes,
                                 Stream stream) {
   return check(
@@ -484,6 +501,14 @@ Status CudaContext::destroyEvent(Event event) {
 
 Status CudaContext::record(Event event, Stream stream) {
   return check(api.cuEventRecord(event, stream), "cuEventRecord");
+}
+
+Expected<bool> CudaContext::queryEvent(Event event) {
+  CUresult result = api.cuEventQuery(event);
+  if (result == CUDA_ERROR_NOT_READY)
+    return false;
+  KOPT_RETURN_IF_ERROR(check(result, "cuEventQuery"));
+  return true;
 }
 
 Expected<float> CudaContext::elapsedMs(Event start, Event end) {
@@ -695,11 +720,10 @@ Expected<ArgPack> CudaContext::packArgs(const KernelSpec &kernel,
                                                    : maps.addresses());
 }
 
-Status CudaContext::launchFunction(const Manifest &manifest,
-                                   const FunctionSpec &function,
-                                   const std::vector<DevicePtr> &args,
-                                   DevicePtr workspace, int64_t workspaceBytes,
-                                   Stream stream, bool workspaceZeroed) {
+Expected<std::vector<ResolvedLaunch>>
+resolveLaunches(const Manifest &manifest, const FunctionSpec &function,
+                const std::vector<DevicePtr> &args, DevicePtr workspace,
+                int64_t workspaceBytes) {
   const std::string where = "function '" + function.name + "'";
   if (args.size() != function.args.size())
     return Status::error(where + " takes " +
@@ -730,13 +754,11 @@ Status CudaContext::launchFunction(const Manifest &manifest,
                          hexAddress(workspace) + " is not " +
                          std::to_string(kWorkspaceAlignment) +
                          "-byte aligned");
-  KOPT_RETURN_IF_ERROR(checkStream(stream).withContext(where));
 
-  // Resolve every launch before enqueuing anything.
   std::map<int64_t, DevicePtr> buffers;
   for (size_t i = 0; i < function.buffers.size(); ++i)
     buffers[function.buffers[i].id] = workspace + layout->offsets[i];
-  std::vector<std::pair<const KernelSpec *, std::vector<DevicePtr>>> plan;
+  std::vector<ResolvedLaunch> plan;
   for (const LaunchSpec &launch : function.launches) {
     const KernelSpec *kernel = manifest.findKernel(launch.kernel);
     if (!kernel)
@@ -757,11 +779,29 @@ Status CudaContext::launchFunction(const Manifest &manifest,
         pointers.push_back(it->second);
       }
     }
-    plan.emplace_back(kernel, std::move(pointers));
+    plan.push_back({kernel, std::move(pointers)});
   }
+  return std::move(plan);
+}
+
+Status CudaContext::launchFunction(const Manifest &manifest,
+                                   const FunctionSpec &function,
+                                   const std::vector<DevicePtr> &args,
+                                   DevicePtr workspace, int64_t workspaceBytes,
+                                   Stream stream, bool workspaceZeroed) {
+  const std::string where = "function '" + function.name + "'";
+  // Resolve every launch before enqueuing anything.
+  Expected<std::vector<ResolvedLaunch>> plan =
+      resolveLaunches(manifest, function, args, workspace, workspaceBytes);
+  if (!plan.ok())
+    return plan.status();
+  KOPT_RETURN_IF_ERROR(checkStream(stream).withContext(where));
   // A split-K workspace must be zero before its kernel's first launch; the
   // kernel leaves it zero again.
-  if (!workspaceZeroed)
+  if (!workspaceZeroed) {
+    Expected<WorkspaceLayout> layout = workspaceLayout(function);
+    if (!layout.ok())
+      return layout.status();
     for (size_t i = 0; i < function.buffers.size(); ++i)
       if (function.buffers[i].workspace)
         KOPT_RETURN_IF_ERROR(
@@ -770,8 +810,10 @@ Status CudaContext::launchFunction(const Manifest &manifest,
                                  function.buffers[i].dtype),
                         stream)
                 .withContext(where));
-  for (auto &[kernel, pointers] : plan)
-    KOPT_RETURN_IF_ERROR(launchKernel(manifest, *kernel, pointers, stream));
+  }
+  for (const ResolvedLaunch &launch : *plan)
+    KOPT_RETURN_IF_ERROR(
+        launchKernel(manifest, *launch.kernel, launch.pointers, stream));
   return Status::success();
 }
 

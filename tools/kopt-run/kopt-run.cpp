@@ -1,24 +1,31 @@
 //===- kopt-run.cpp - Check and time the kernels of a launch manifest -----===//
 //
 //   kopt-run MANIFEST.json [--kernel NAME]... [--runs N] [--warmup N]
-//            [--seed S] [--device N] [--no-time] [--no-check] [-o OUT.json]
+//            [--rotate N] [--audit N] [--timeout MS] [--time-budget MS]
+//            [--min-runs N] [--seed S] [--device N] [--no-time] [--no-check]
+//            [-o OUT.json]
 //
 // For each kernel of the manifest (or each one named with --kernel): fresh
 // random inputs, outputs poisoned with 0xFF bytes (NaN in every dtype), one
 // launch, a check against an independent reference (CPU float64, or cuBLAS
-// for matmul), then timing with CUDA events: warm-up launches, then per run an
-// L2 flush (cuMemsetD8Async over 256 MiB), start event, launch, end event.
-// A kernel with TMA tensor maps gets them encoded for its buffers once, before
-// the first launch. Prints one JSON document (see docs/runtime.md for the
-// fields).
+// for matmul), then timing by kopt's measurement library
+// (include/kopt/Measure/Measure.h): warm-up launches, then per run an L2
+// flush (cuMemsetD8Async over 256 MiB), start event, launch, end event, over
+// --rotate buffer sets, with --audit timed runs checked against the
+// reference again and a watchdog that gives up on a launch that does not
+// finish within --timeout ms. A kernel with TMA tensor maps gets them encoded
+// for its buffers once, before the first launch. Prints one JSON document
+// (see docs/runtime.md for the fields).
 //
 // Exit code: 0 when every check passed (or --no-check), 1 when a check
-// failed, 2 on usage, manifest or CUDA errors ("kopt-run: error: ..." on
-// stderr; the JSON, if any kernel ran, is still written).
+// failed, 2 on usage, manifest or CUDA errors and timeouts ("kopt-run: error:
+// ..." on stderr; the JSON, if any kernel ran, is still written).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Options.h"
 #include "kopt/Manifest/Manifest.h"
+#include "kopt/Measure/Measure.h"
 #include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Check.h"
 #include "kopt/Runtime/Float16.h"
@@ -36,6 +43,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -44,132 +52,19 @@
 #include <vector>
 
 using namespace kopt::rt;
+using kopt::run::kUsage;
+using kopt::run::Options;
+using kopt::run::parseArgs;
+namespace measure = kopt::measure;
 using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr int64_t kL2FlushBytes = 256ll << 20; // 256 MiB
 constexpr int kExitFailedCheck = 1;
 constexpr int kExitError = 2;
 
-const char *const kUsage =
-    R"(usage: kopt-run MANIFEST.json [options]
-
-Checks and times the kernels of a kopt launch manifest on the GPU.
-
-options:
-  --kernel NAME   run only this kernel (repeatable; default: all kernels)
-  --runs N        timed runs per kernel (default 100, at least 1)
-  --warmup N      warm-up launches before timing (default 10)
-  --seed S        seed of the random inputs (default: from the clock; printed)
-  --device N      CUDA device ordinal (default 0)
-  --no-time       check only
-  --no-check      time only
-  -o FILE         write the JSON report to FILE (default: stdout)
-  -h, --help      show this help
-
-exit code: 0 all checks passed, 1 a check failed, 2 usage/manifest/CUDA error
-)";
-
 void printError(const std::string &message) {
   std::fprintf(stderr, "kopt-run: error: %s\n", message.c_str());
-}
-
-struct Options {
-  std::string manifestPath;
-  std::vector<std::string> kernels;
-  int64_t runs = 100;
-  int64_t warmup = 10;
-  std::optional<uint64_t> seed;
-  int device = 0;
-  bool time = true;
-  bool check = true;
-  std::string outPath;
-};
-
-/// Parses a non-negative integer at most `max`.
-std::optional<uint64_t> parseUnsigned(const std::string &text, uint64_t max) {
-  if (text.empty() || text.size() > 20 ||
-      text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  errno = 0;
-  unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v > max)
-    return std::nullopt;
-  return v;
-}
-
-/// Parses the command line; on a usage error returns its message.
-std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
-                                     bool &help) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> inlineValue;
-    if (arg.rfind("--", 0) == 0) {
-      if (size_t eq = arg.find('='); eq != std::string::npos) {
-        inlineValue = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-      }
-    }
-    bool takesValue = arg == "--kernel" || arg == "--runs" ||
-                      arg == "--warmup" || arg == "--seed" ||
-                      arg == "--device" || arg == "-o";
-    std::string value;
-    if (takesValue) {
-      if (inlineValue) {
-        value = *inlineValue;
-      } else if (i + 1 < args.size()) {
-        value = args[++i];
-      } else {
-        return "option " + arg + " needs a value";
-      }
-    } else if (inlineValue) {
-      return "option " + arg + " takes no value";
-    }
-
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-    } else if (arg == "--kernel") {
-      opts.kernels.push_back(value);
-    } else if (arg == "--runs") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v || *v < 1)
-        return "--runs needs an integer in [1, 1000000], got '" + value + "'";
-      opts.runs = static_cast<int64_t>(*v);
-    } else if (arg == "--warmup") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v)
-        return "--warmup needs an integer in [0, 1000000], got '" + value + "'";
-      opts.warmup = static_cast<int64_t>(*v);
-    } else if (arg == "--seed") {
-      std::optional<uint64_t> v = parseUnsigned(value, UINT64_MAX);
-      if (!v)
-        return "--seed needs a non-negative integer, got '" + value + "'";
-      opts.seed = *v;
-    } else if (arg == "--device") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1024);
-      if (!v)
-        return "--device needs a device ordinal, got '" + value + "'";
-      opts.device = static_cast<int>(*v);
-    } else if (arg == "--no-time") {
-      opts.time = false;
-    } else if (arg == "--no-check") {
-      opts.check = false;
-    } else if (arg == "-o") {
-      opts.outPath = value;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return "unknown option '" + arg + "'";
-    } else if (opts.manifestPath.empty()) {
-      opts.manifestPath = arg;
-    } else {
-      return "more than one manifest given ('" + opts.manifestPath + "' and '" +
-             arg + "')";
-    }
-  }
-  if (!help && opts.manifestPath.empty())
-    return std::string("no manifest given");
-  return std::nullopt;
 }
 
 /// Whether two paths name the same file: the same file on disk (links
@@ -194,24 +89,6 @@ ojson dimsJson(const std::array<uint32_t, 3> &dims) {
   return ojson::array({dims[0], dims[1], dims[2]});
 }
 
-struct TimeStats {
-  double medianMs = 0, minMs = 0, maxMs = 0, meanMs = 0;
-};
-
-TimeStats summarize(std::vector<double> ms) {
-  TimeStats s;
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  s.minMs = ms.front();
-  s.maxMs = ms.back();
-  s.medianMs = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-  double sum = 0;
-  for (double v : ms)
-    sum += v;
-  s.meanMs = sum / double(n);
-  return s;
-}
-
 ojson checkJson(const CheckResult &c, const char *reference) {
   ojson j;
   j["passed"] = c.passed;
@@ -229,22 +106,60 @@ ojson checkJson(const CheckResult &c, const char *reference) {
   return j;
 }
 
-/// Destroys events on scope exit.
-struct EventSet {
-  CudaContext &ctx;
-  std::vector<Event> events;
-  ~EventSet() {
-    for (Event e : events)
-      (void)ctx.destroyEvent(e);
+/// The measurement options of the command line.
+measure::Options measureOptions(const Options &opts) {
+  measure::Options m;
+  m.warmup = opts.warmup;
+  m.runs = opts.runs;
+  m.minRuns = opts.minRuns;
+  m.timeBudgetMs = double(opts.timeBudgetMs);
+  m.inputSets = opts.rotate;
+  // The audits compare with the reference: none without checks.
+  m.auditRuns = opts.check ? opts.audit : 0;
+  m.timeoutMs = double(opts.timeoutMs);
+  return m;
+}
+
+/// The report's "time" of a measurement.
+ojson timeJson(const measure::Measurement &m, const Options &opts) {
+  const measure::Stats &s = m.stats;
+  ojson t = {{"median_ms", s.medianMs},
+             {"min_ms", s.minMs},
+             {"max_ms", s.maxMs},
+             {"mean_ms", s.meanMs},
+             {"runs", m.runs},
+             {"warmup", m.warmup},
+             {"l2_flush_bytes", m.l2FlushBytes},
+             {"stddev_ms", s.stddevMs},
+             {"p10_ms", s.p10Ms},
+             {"p90_ms", s.p90Ms},
+             {"input_sets", m.inputSets},
+             {"audited_runs", m.audits.size()},
+             {"wall_ms", m.wallMs}};
+  if (opts.timeBudgetMs > 0) {
+    t["time_budget_ms"] = opts.timeBudgetMs;
+    t["budget_stopped"] = m.budgetStopped;
   }
-};
+  if (m.timedOut)
+    t["timed_out"] = true;
+  if (!m.errors.empty())
+    t["errors"] = m.errors;
+  return t;
+}
 
 /// Runs, checks and times kernels on one context and stream.
 class Runner {
 public:
+  /// Called when a launch timed out, with the kernel's entry and the error:
+  /// the GPU may still run the kernel and freeing anything would wait for
+  /// it, so it must write the report and leave the process (main's does).
+  using ContextLostFn =
+      std::function<void(const ojson &entry, const std::string &error)>;
+
   Runner(CudaContext &ctx, Stream stream, const Manifest &manifest,
-         const Options &opts, uint64_t seed)
-      : ctx(ctx), stream(stream), manifest(manifest), opts(opts), seed(seed) {}
+         const Options &opts, uint64_t seed, ContextLostFn onContextLost)
+      : ctx(ctx), stream(stream), manifest(manifest), opts(opts), seed(seed),
+        measurer(ctx, stream), onContextLost(std::move(onContextLost)) {}
 
   /// Runs `kernel`, filling `out`. Sets `passed` to false when the check
   /// failed. Returns a failure for CUDA (or other) errors.
@@ -252,11 +167,13 @@ public:
 
 private:
   /// The outputs of a kernel being checked: their parameter indices, their
-  /// values after the first launch and their references.
+  /// values after the first launch, their references and whether each
+  /// passed its first check.
   struct Outputs {
     std::vector<size_t> indices;
     std::vector<std::vector<uint8_t>> first;
     std::vector<HostTensor> refs;
+    std::vector<bool> firstPassed;
     Tolerance tolerance;
   };
 
@@ -269,15 +186,13 @@ private:
                           const std::vector<DevicePtr> &pointers,
                           std::map<std::string, HostTensor> &inputs,
                           Outputs &outputs, ojson &out, bool &passed);
-  /// Warm-up launches, then opts.runs timed runs, each after an L2 flush:
-  /// out["time"], "gbps" and, with a matmul, "flops" and "gflops".
-  Status timeKernel(const KernelSpec &kernel, Function fn, void **args,
-                    ojson &out);
-  /// Checks the outputs again after the timed runs (a changing result points
-  /// at a race): out["check"]["after_timing"].
-  Status checkAfterTiming(const KernelSpec &kernel,
-                          const std::vector<DevicePtr> &pointers,
-                          const Outputs &outputs, ojson &out, bool &passed);
+  /// Times `kernel` on `pointers` (kopt/Measure/Measure.h) and, when
+  /// checking, audits timed runs: every output of an audited run against
+  /// `outputs` (the first launch's values and references), filling
+  /// out["time"] (and check.after_timing / check.audits); sets `passed` to
+  /// false when an audit failed.
+  Status time(const KernelSpec &kernel, const std::vector<DevicePtr> &pointers,
+              const Outputs &outputs, ojson &out, bool &passed);
 
   CudaContext &ctx;
   Stream stream;
@@ -285,7 +200,8 @@ private:
   const Options &opts;
   uint64_t seed;
   std::unique_ptr<Cublas> cublas;
-  DeviceBuffer flush;
+  measure::Measurer measurer;
+  ContextLostFn onContextLost;
 };
 
 Expected<HostTensor>
@@ -332,6 +248,7 @@ Status Runner::checkFirstLaunch(const KernelSpec &kernel,
   const std::vector<size_t> &indices = outputs.indices;
   outputs.first.resize(indices.size());
   outputs.refs.resize(indices.size());
+  outputs.firstPassed.assign(indices.size(), false);
   for (size_t o = 0; o < indices.size(); ++o) {
     const TensorSpec &p = kernel.params[indices[o]];
     outputs.first[o].resize(static_cast<size_t>(p.numBytes()));
@@ -369,6 +286,7 @@ Status Runner::checkFirstLaunch(const KernelSpec &kernel,
                                 outputs.refs[o].data.data(), p.numElements(),
                                 outputs.tolerance);
     perOutput[p.name] = checkJson(c, referenceName);
+    outputs.firstPassed[o] = c.passed;
     if (!c.passed && passed) {
       passed = false;
       shown = o;
@@ -378,110 +296,6 @@ Status Runner::checkFirstLaunch(const KernelSpec &kernel,
     out["check"] = perOutput[kernel.params[indices[shown.value_or(0)]].name];
     if (indices.size() > 1)
       out["check"]["outputs"] = perOutput;
-  }
-  return Status::success();
-}
-
-Status Runner::checkAfterTiming(const KernelSpec &kernel,
-                                const std::vector<DevicePtr> &pointers,
-                                const Outputs &outputs, ojson &out,
-                                bool &passed) {
-  if (outputs.indices.empty())
-    return Status::success();
-  ojson after;
-  bool identical = true;
-  for (size_t o = 0; o < outputs.indices.size(); ++o) {
-    const TensorSpec &p = kernel.params[outputs.indices[o]];
-    std::vector<uint8_t> last(outputs.first[o].size());
-    KOPT_RETURN_IF_ERROR(ctx.copyToHost(
-        last.data(), pointers[outputs.indices[o]], p.numBytes()));
-    if (last == outputs.first[o])
-      continue;
-    identical = false;
-    CheckResult c =
-        checkOutput(last.data(), p.dtype, outputs.refs[o].data.data(),
-                    p.numElements(), outputs.tolerance);
-    if (after.is_null() || (!c.passed && after["passed"] == true)) {
-      after["passed"] = c.passed;
-      after["rel_err"] = c.relErr;
-      after["reason"] = c.reason;
-      if (outputs.indices.size() > 1)
-        after["output"] = p.name;
-    }
-    if (!c.passed && passed) {
-      passed = false;
-      out["check"]["passed"] = false;
-      out["check"]["reason"] = "after the timed runs: " + c.reason;
-    }
-  }
-  ojson record;
-  record["identical"] = identical;
-  if (identical) {
-    record["passed"] = out["check"]["passed"];
-  } else {
-    for (auto it = after.begin(); it != after.end(); ++it)
-      record[it.key()] = it.value();
-  }
-  out["check"]["after_timing"] = record;
-  return Status::success();
-}
-
-Status Runner::timeKernel(const KernelSpec &kernel, Function fn, void **args,
-                          ojson &out) {
-  if (!flush.get()) {
-    Expected<DeviceBuffer> f = ctx.allocate(kL2FlushBytes);
-    if (!f.ok())
-      return f.status().withContext("L2 flush buffer");
-    flush = f.take();
-  }
-  for (int64_t i = 0; i < opts.warmup; ++i)
-    KOPT_RETURN_IF_ERROR(ctx.launch(fn, kernel, args, stream));
-  KOPT_RETURN_IF_ERROR(
-      ctx.synchronize(stream).withContext("warm-up of '" + kernel.name + "'"));
-
-  EventSet events{ctx, {}};
-  for (int64_t i = 0; i < 2 * opts.runs; ++i) {
-    Expected<Event> e = ctx.createEvent();
-    if (!e.ok())
-      return e.status();
-    events.events.push_back(*e);
-  }
-  for (int64_t i = 0; i < opts.runs; ++i) {
-    KOPT_RETURN_IF_ERROR(
-        ctx.memsetAsync(flush.get(), 0, kL2FlushBytes, stream));
-    KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i], stream));
-    KOPT_RETURN_IF_ERROR(ctx.launch(fn, kernel, args, stream));
-    KOPT_RETURN_IF_ERROR(ctx.record(events.events[2 * i + 1], stream));
-  }
-  KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("timed runs of '" +
-                                                           kernel.name + "'"));
-  std::vector<double> ms;
-  for (int64_t i = 0; i < opts.runs; ++i) {
-    Expected<float> t =
-        ctx.elapsedMs(events.events[2 * i], events.events[2 * i + 1]);
-    if (!t.ok())
-      return t.status();
-    ms.push_back(*t);
-  }
-  TimeStats s = summarize(ms);
-  out["time"] = {{"median_ms", s.medianMs},
-                 {"min_ms", s.minMs},
-                 {"max_ms", s.maxMs},
-                 {"mean_ms", s.meanMs},
-                 {"runs", opts.runs},
-                 {"warmup", opts.warmup},
-                 {"l2_flush_bytes", kL2FlushBytes}};
-  out["gbps"] = s.medianMs > 0
-                    ? double(kernel.totalParamBytes()) / (s.medianMs * 1e6)
-                    : 0.0;
-  if (const OpSpec *mm = kernel.findOp(OpKind::Matmul)) {
-    // The matmul's flops (2 M N K); an epilogue's are not counted.
-    const TensorSpec &a = *kernel.findValue(*mm->operand("a"));
-    const TensorSpec &c = *kernel.findValue(mm->result);
-    int64_t k = mm->attrs.transposeA ? a.shape[0] : a.shape[1];
-    int64_t flops = 2 * c.shape[0] * c.shape[1] * k;
-    out["flops"] = flops;
-    out["gflops"] = s.medianMs > 0 ? double(flops) / (s.medianMs * 1e6) : 0.0;
   }
   return Status::success();
 }
@@ -569,10 +383,22 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   if (!pack.ok())
     return pack.status();
 
-  // One launch, then the check.
+  // One launch (under the measurement's watchdog), then the check.
   KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
-  KOPT_RETURN_IF_ERROR(ctx.synchronize(stream).withContext("first launch of '" +
-                                                           kernel.name + "'"));
+  Expected<bool> finished =
+      measure::waitForStream(ctx, stream, double(opts.timeoutMs));
+  if (!finished.ok())
+    return finished.status().withContext("first launch of '" + kernel.name +
+                                         "'");
+  if (!*finished) {
+    std::string error = "kernel '" + kernel.name +
+                        "': the first launch did not finish within " +
+                        std::to_string(opts.timeoutMs) +
+                        " ms; gave up on it (the GPU may still be running "
+                        "it, so the CUDA context is lost)";
+    onContextLost(out, error);
+    return Status::error(error);
+  }
 
   Outputs outputs;
   for (size_t i = 0; i < kernel.params.size(); ++i)
@@ -587,15 +413,118 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
         checkFirstLaunch(kernel, pointers, inputs, outputs, out, passed));
   inputs.clear(); // free host memory before timing
 
+  out["bytes"] = kernel.totalParamBytes();
+  if (opts.time)
+    KOPT_RETURN_IF_ERROR(time(kernel, pointers, outputs, out, passed));
+  return Status::success();
+}
+
+Status Runner::time(const KernelSpec &kernel,
+                    const std::vector<DevicePtr> &pointers,
+                    const Outputs &outputs, ojson &out, bool &passed) {
+  // The audited timed runs (kopt/Measure/Measure.h) get every output: each
+  // is compared with the first launch's and, when it differs, checked
+  // against its reference again (a change beyond rounding points at a
+  // race). An output identical to the first launch's passes as its first
+  // check did.
+  bool firstPassed = passed;
+  std::vector<ojson> audits;
+  measure::AuditFn audit = [&](const measure::AuditRun &run) {
+    measure::AuditVerdict verdict;
+    ojson record = {{"run", run.run + 1}, {"set", run.set}};
+    bool identical = true;
+    // The first failing differing output's check (or the first differing
+    // one's), as the record shows it.
+    ojson shown;
+    for (const measure::AuditedOutput &o : run.outputs) {
+      auto it =
+          std::find(outputs.indices.begin(), outputs.indices.end(), o.index);
+      if (it == outputs.indices.end())
+        continue;
+      size_t k = it - outputs.indices.begin();
+      const TensorSpec &p = kernel.params[o.index];
+      bool several = outputs.indices.size() > 1;
+      std::string named = several ? "output '" + p.name + "': " : "";
+      if (o.bytes == outputs.first[k]) {
+        if (!outputs.firstPassed[k] && verdict.passed)
+          verdict = {false,
+                     named + "the first run's output, which failed the check"};
+        continue;
+      }
+      identical = false;
+      CheckResult c =
+          checkOutput(o.bytes.data(), p.dtype, outputs.refs[k].data.data(),
+                      p.numElements(), outputs.tolerance);
+      if (shown.is_null() || (!c.passed && shown["passed"] == true)) {
+        shown = ojson::object();
+        shown["passed"] = c.passed;
+        shown["rel_err"] = c.relErr;
+        shown["reason"] = c.reason;
+        if (several)
+          shown["output"] = p.name;
+      }
+      if (!c.passed && verdict.passed)
+        verdict = {false, named + c.reason};
+    }
+    record["identical"] = identical;
+    record["passed"] = verdict.passed;
+    if (!identical) {
+      for (auto it = shown.begin(); it != shown.end(); ++it)
+        if (it.key() != "passed")
+          record[it.key()] = it.value();
+    }
+    audits.push_back(record);
+    return verdict;
+  };
+  Expected<measure::Measurement> m = measurer.measureKernel(
+      manifest, kernel, pointers, measureOptions(opts),
+      opts.check && !outputs.indices.empty() ? audit : measure::AuditFn());
+  if (!m.ok())
+    return m.status();
+  out["time"] = timeJson(*m, opts);
+  if (m->timedOut) {
+    onContextLost(out, m->errors.back());
+    return Status::error(m->errors.back());
+  }
+  double median = m->stats.medianMs;
   int64_t bytes = kernel.totalParamBytes();
-  out["bytes"] = bytes;
-  if (opts.time) {
-    KOPT_RETURN_IF_ERROR(timeKernel(kernel, *fn, pack->data(), out));
-    // The output after the timed runs should still pass: a change beyond
-    // rounding points at a race.
-    if (opts.check)
-      KOPT_RETURN_IF_ERROR(
-          checkAfterTiming(kernel, pointers, outputs, out, passed));
+  out["gbps"] = median > 0 ? double(bytes) / (median * 1e6) : 0.0;
+  if (const OpSpec *mm = kernel.findOp(OpKind::Matmul)) {
+    // The matmul's flops (2 M N K); an epilogue's are not counted.
+    const TensorSpec &a = *kernel.findValue(*mm->operand("a"));
+    const TensorSpec &c = *kernel.findValue(mm->result);
+    int64_t k = mm->attrs.transposeA ? a.shape[0] : a.shape[1];
+    int64_t flops = 2 * c.shape[0] * c.shape[1] * k;
+    out["flops"] = flops;
+    out["gflops"] = median > 0 ? double(flops) / (median * 1e6) : 0.0;
+  }
+
+  if (opts.check && !audits.empty()) {
+    // "after_timing": the last timed run's audit; "audits": all of them
+    // when there are more.
+    ojson after = audits.back();
+    after.erase("run");
+    after.erase("set");
+    out["check"]["after_timing"] = after;
+    if (audits.size() > 1)
+      out["check"]["audits"] = audits;
+  }
+  // A failed audit (or a bad time) fails a kernel whose first check
+  // passed.
+  if (opts.check && !m->valid() && firstPassed) {
+    passed = false;
+    out["check"]["passed"] = false;
+    std::string reason = m->errors.front();
+    for (const measure::AuditRecord &a : m->audits)
+      if (!a.passed) {
+        reason = (a.run + 1 == m->runs
+                      ? std::string("after the timed runs: ")
+                      : "in timed run " + std::to_string(a.run + 1) + " of " +
+                            std::to_string(m->runs) + ": ") +
+                 a.reason;
+        break;
+      }
+    out["check"]["reason"] = reason;
   }
   return Status::success();
 }
@@ -683,6 +612,13 @@ int main(int argc, char **argv) {
   report["seed"] = nullptr;
   report["runs"] = opts.runs;
   report["warmup"] = opts.warmup;
+  report["input_sets"] = opts.rotate;
+  report["audit_runs"] = opts.check && opts.time ? opts.audit : 0;
+  report["timeout_ms"] = opts.timeoutMs;
+  if (opts.timeBudgetMs > 0) {
+    report["time_budget_ms"] = opts.timeBudgetMs;
+    report["min_runs"] = opts.minRuns;
+  }
   report["check_enabled"] = opts.check;
   report["time_enabled"] = opts.time;
   report["kernels"] = ojson::array();
@@ -785,7 +721,22 @@ int main(int argc, char **argv) {
     Expected<Stream> stream = ctx->createStream();
     if (!stream.ok())
       return finish(kExitError, stream.error());
-    Runner runner(*ctx, *stream, *manifest, opts, seed);
+    // A launch that timed out may still run: write the report and leave at
+    // once, without freeing anything or releasing the context (either would
+    // wait for the kernel).
+    auto onContextLost = [&](const ojson &entry, const std::string &message) {
+      ojson e = entry;
+      e["error"] = message;
+      report["kernels"].push_back(e);
+      std::string log = ctx->jitInfoLog(manifest->ptxPath);
+      if (!log.empty())
+        report["jit_info_log"] = log;
+      int code = finish(kExitError, message);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(code);
+    };
+    Runner runner(*ctx, *stream, *manifest, opts, seed, onContextLost);
     for (size_t i = 0; i < selected.size(); ++i) {
       const KernelSpec &k = *selected[i];
       ojson entry;

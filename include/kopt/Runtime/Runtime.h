@@ -83,6 +83,25 @@ bool canCountKernelParams();
 
 class CudaContext;
 
+/// One kernel launch of a function, resolved: the kernel and the device
+/// pointers of its parameters (function arguments and workspace buffers).
+struct ResolvedLaunch {
+  const KernelSpec *kernel = nullptr;
+  std::vector<DevicePtr> pointers;
+};
+
+/// The launches of `function` for `args` (manifest order) and a workspace of
+/// `workspaceBytes` at `workspace`, resolved and checked as
+/// CudaContext::launchFunction checks them (the argument count, null and
+/// misaligned pointers, the workspace's size and alignment, kernels and
+/// buffers that exist), without touching the device: for launchers that
+/// pack each launch themselves (the measurement library binds tensor maps
+/// per buffer set).
+Expected<std::vector<ResolvedLaunch>>
+resolveLaunches(const Manifest &manifest, const FunctionSpec &function,
+                const std::vector<DevicePtr> &args, DevicePtr workspace,
+                int64_t workspaceBytes);
+
 /// A device allocation that frees itself. Move-only.
 class DeviceBuffer {
 public:
@@ -100,6 +119,10 @@ public:
   /// Frees the allocation now (errors are ignored; use CudaContext::free to
   /// see them).
   void reset();
+  /// Gives the allocation up without freeing it and returns its address: for
+  /// a context that must not be touched any more (a kernel that timed out may
+  /// still run, and cuMemFree would wait for it).
+  DevicePtr release();
 
 private:
   CudaContext *ctx = nullptr;
@@ -192,6 +215,9 @@ public:
   Status copyToDeviceAsync(DevicePtr dst, const void *src, int64_t bytes,
                            Stream stream);
   Status copyToHost(void *dst, DevicePtr src, int64_t bytes);
+  /// Enqueues a device-to-device copy of `bytes` bytes on `stream`.
+  Status copyDeviceAsync(DevicePtr dst, DevicePtr src, int64_t bytes,
+                         Stream stream);
   /// Sets `bytes` bytes at `dst` to `value`, asynchronously on `stream`.
   Status memsetAsync(DevicePtr dst, uint8_t value, int64_t bytes,
                      Stream stream);
@@ -213,6 +239,12 @@ public:
   Expected<Event> createEvent();
   Status destroyEvent(Event event);
   Status record(Event event, Stream stream);
+  /// Whether the work before `event`'s last record has finished
+  /// (cuEventQuery), without waiting: false while it runs; an error from
+  /// that work (e.g. an illegal address in a kernel) comes back as a
+  /// failure. For watchdogs that give up on a kernel that does not finish
+  /// (kopt/Measure/Measure.h).
+  Expected<bool> queryEvent(Event event);
   /// Milliseconds between two recorded events (waits for `end`).
   Expected<float> elapsedMs(Event start, Event end);
 

@@ -17,6 +17,20 @@
 // the library lacks it, like a driver older than CUDA 12.4. Tests read the
 // records through the koptFake* functions at the end.
 //
+// Device time: a launch's memory effects happen at once, but a kernel with
+// a modeled duration (`deviceMs`: relu_slow_f32 2 ms, relu_hang_f32 an hour,
+// relu_hang_later_f32 an hour from its second launch on) keeps the fake device
+// busy for that long after it would start, like an asynchronous GPU: an event
+// recorded behind it completes (cuEventQuery says CUDA_ERROR_NOT_READY until
+// then) and reads the clock only when the device is done, and the synchronizing
+// calls (stream, context and event synchronization, the synchronous copies)
+// wait for it. One that would wait longer than 5 s fails at once with
+// CUDA_ERROR_LAUNCH_TIMEOUT instead of blocking the test; releasing the primary
+// context drops the modeled work. relu_drift_f32 computes relu for its first 3
+// launches (per loaded module) and relu + 0.5 from then on: a kernel whose
+// output goes wrong only on later runs. add_exp_drift_f32 does the same to the
+// second of its two outputs (e = exp(s), times 1.01 from its 4th launch on).
+//
 // Only for tests; it implements just what kopt's runtime calls.
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +48,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 using kopt::rt::bf16ToFloat;
@@ -48,7 +63,26 @@ std::map<CUdeviceptr, size_t> allocations;
 std::vector<KoptFakeEncodeCall> encodeCalls;
 size_t memcpyHtoDCount = 0;
 std::vector<uint64_t> lastLaunch;
+std::vector<std::vector<uint64_t>> launchHistory;
 std::set<CUstream> streams;
+
+using Clock = std::chrono::steady_clock;
+/// When the fake device finishes the modeled work enqueued so far.
+Clock::time_point busyUntil{};
+/// The launch count of the kernel being run (0 for its first launch).
+long currentLaunchIndex = 0;
+
+/// Waits until `t`, or fails at once when that is more than 5 s away.
+CUresult waitUntil(Clock::time_point t) {
+  Clock::time_point now = Clock::now();
+  if (t <= now)
+    return CUDA_SUCCESS;
+  if (t - now > std::chrono::seconds(5))
+    return CUDA_ERROR_LAUNCH_TIMEOUT;
+  std::this_thread::sleep_until(t);
+  return CUDA_SUCCESS;
+}
+CUresult waitForDevice() { return waitUntil(busyUntil); }
 
 /// Is [ptr, ptr + bytes) inside one allocation?
 bool valid(CUdeviceptr ptr, size_t bytes) {
@@ -74,6 +108,10 @@ struct FakeKernel {
   /// data parameters and the maps): a PTX entry that disagrees with its
   /// manifest, which the runtime must refuse before launching.
   long ptxParams = -1;
+  /// Modeled device time of one launch, ms (0: none; see the file header),
+  /// from the launch with this index (per loaded module) on.
+  double deviceMs = 0;
+  long slowFrom = 0;
 
   size_t reportedParams() const {
     return ptxParams >= 0 ? static_cast<size_t>(ptxParams)
@@ -173,6 +211,21 @@ void divF32(void **a) {
     out[i] = std::fabs(rhs[i]) >= 0.4999f && std::fabs(rhs[i]) <= 2.0001f
                  ? lhs[i] / rhs[i]
                  : NAN;
+}
+
+void reluF32(void **a) {
+  const float *in = arg<float>(a, 0);
+  float *out = arg<float>(a, 1);
+  for (size_t i = 0; i < 1000; ++i)
+    out[i] = std::fmax(in[i], 0.0f);
+}
+
+/// relu for the first 3 launches, then relu + 0.5.
+void reluDriftF32(void **a) {
+  reluF32(a);
+  if (currentLaunchIndex >= 3)
+    for (size_t i = 0; i < 1000; ++i)
+      arg<float>(a, 1)[i] += 0.5f;
 }
 
 void castF32Bf16(void **a) {
@@ -306,6 +359,13 @@ template <bool wrongSecond> void addExpF32(void **a) {
   }
 }
 
+void addExpDriftF32(void **a) {
+  addExpF32<false>(a);
+  if (currentLaunchIndex >= 3)
+    for (int i = 0; i < 1000; ++i)
+      arg<float>(a, 3)[i] *= 1.01f;
+}
+
 const std::map<std::string, FakeKernel> &kernels() {
   static const std::map<std::string, FakeKernel> k = {
       {"add_bcast_f32",
@@ -333,6 +393,10 @@ const std::map<std::string, FakeKernel> &kernels() {
       {"sqrt_f32", {{4000, 4000}, sqrtF32}},
       {"div_f32", {{4000, 4000, 4000}, divF32}},
       {"cast_f32_bf16", {{4000, 2000}, castF32Bf16}},
+      {"relu_slow_f32", {{4000, 4000}, reluF32, 0, -1, 2.0}},
+      {"relu_hang_f32", {{4000, 4000}, reluF32, 0, -1, 3600e3}},
+      {"relu_hang_later_f32", {{4000, 4000}, reluF32, 0, -1, 3600e3, 1}},
+      {"relu_drift_f32", {{4000, 4000}, reluDriftF32}},
       {"matmul_nt_bf16", {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmul<0>}},
       {"matmul_tn_f16", {{48 * 32 * 2, 48 * 40 * 2, 32 * 40 * 4}, matmul<1>}},
       {"matmul_nn_f32", {{32 * 48 * 4, 48 * 40 * 4, 32 * 40 * 4}, matmul<2>}},
@@ -344,6 +408,7 @@ const std::map<std::string, FakeKernel> &kernels() {
        {{32 * 48 * 4, 40 * 48 * 4, 40 * 4, 32 * 40 * 4}, matmulBiasGeluF32}},
       {"add_exp_f32", {{4000, 4000, 4000, 4000}, addExpF32<false>}},
       {"add_exp_wrong_f32", {{4000, 4000, 4000, 4000}, addExpF32<true>}},
+      {"add_exp_drift_f32", {{4000, 4000, 4000, 4000}, addExpDriftF32}},
       {"matmul_tma_bf16",
        {{32 * 48 * 2, 40 * 48 * 2, 32 * 40 * 4}, matmulTma<3>, 2}},
       {"matmul_tma_splitk_bf16",
@@ -357,12 +422,14 @@ const std::map<std::string, FakeKernel> &kernels() {
 struct FakeFunction {
   const FakeKernel *kernel;
   int maxDynamicShared = 48 * 1024;
+  long launches = 0;
 };
 struct FakeModule {
   std::map<std::string, FakeFunction> functions;
 };
 struct FakeEvent {
-  std::chrono::steady_clock::time_point time;
+  /// When the device reaches the event (in the future behind modeled work).
+  Clock::time_point time;
   bool recorded = false;
 };
 
@@ -400,6 +467,12 @@ CUresult cuGetErrorName(CUresult error, const char **pStr) {
   case CUDA_ERROR_INVALID_HANDLE:
     *pStr = "CUDA_ERROR_INVALID_HANDLE";
     break;
+  case CUDA_ERROR_NOT_READY:
+    *pStr = "CUDA_ERROR_NOT_READY";
+    break;
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+    *pStr = "CUDA_ERROR_LAUNCH_TIMEOUT";
+    break;
   default:
     *pStr = nullptr;
     return CUDA_ERROR_INVALID_VALUE;
@@ -417,6 +490,9 @@ CUresult cuGetErrorString(CUresult error, const char **pStr) {
     break;
   case CUDA_ERROR_NOT_FOUND:
     *pStr = "named symbol not found";
+    break;
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+    *pStr = "the fake device would be busy for more than 5 s";
     break;
   default:
     *pStr = "fake error";
@@ -486,9 +562,12 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease(CUdevice) {
+  busyUntil = Clock::time_point{}; // the context's work is gone
+  return CUDA_SUCCESS;
+}
 CUresult cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
-CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() { return waitForDevice(); }
 CUresult cuCtxPushCurrent(CUcontext) { return CUDA_SUCCESS; }
 CUresult cuCtxPopCurrent(CUcontext *ctx) {
   if (ctx)
@@ -521,6 +600,8 @@ CUresult cuMemFree(CUdeviceptr ptr) {
 
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
   ++memcpyHtoDCount;
+  if (CUresult r = waitForDevice(); r != CUDA_SUCCESS)
+    return r;
   if (!valid(dst, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
@@ -535,9 +616,20 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
 }
 
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
+  if (CUresult r = waitForDevice(); r != CUDA_SUCCESS)
+    return r;
   if (!valid(src, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                           CUstream) {
+  if (!valid(src, bytes) || !valid(dst, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
+               bytes);
   return CUDA_SUCCESS;
 }
 
@@ -560,7 +652,7 @@ CUresult cuStreamDestroy(CUstream stream) {
   delete stream;
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream) { return waitForDevice(); }
 CUresult cuStreamGetCtx(CUstream stream, CUcontext *ctx) {
   // Only the streams the fake made: anything else is not a stream.
   if (!stream || !ctx || !streams.count(stream))
@@ -578,12 +670,19 @@ CUresult cuEventDestroy(CUevent event) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent event, CUstream) {
-  event->time = std::chrono::steady_clock::now();
+  event->time = std::max(Clock::now(), busyUntil);
   event->recorded = true;
   return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent event) {
-  return event->recorded ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!event->recorded)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return waitUntil(event->time);
+}
+CUresult cuEventQuery(CUevent event) {
+  // Like the driver: an event never recorded has nothing to wait for.
+  return event->recorded && event->time > Clock::now() ? CUDA_ERROR_NOT_READY
+                                                       : CUDA_SUCCESS;
 }
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   if (!start->recorded || !end->recorded)
@@ -690,7 +789,15 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                                  map))
       return CUDA_ERROR_INVALID_VALUE;
   }
+  launchHistory.push_back(lastLaunch);
+  currentLaunchIndex = fn->launches++;
   k.run(args);
+  if (k.deviceMs > 0 && currentLaunchIndex >= k.slowFrom) {
+    Clock::time_point start = std::max(Clock::now(), busyUntil);
+    busyUntil =
+        start + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double, std::milli>(k.deviceMs));
+  }
   return CUDA_SUCCESS;
 }
 
@@ -835,6 +942,17 @@ size_t koptFakeMemcpyHtoDCount() { return memcpyHtoDCount; }
 size_t koptFakeLastLaunch(uint64_t *values, size_t max) {
   size_t n = std::min(max, lastLaunch.size());
   std::copy(lastLaunch.begin(), lastLaunch.begin() + n, values);
+  return n;
+}
+
+size_t koptFakeLaunchCount() { return launchHistory.size(); }
+
+size_t koptFakeLaunchParams(size_t index, uint64_t *values, size_t max) {
+  if (index >= launchHistory.size())
+    return 0;
+  const std::vector<uint64_t> &params = launchHistory[index];
+  size_t n = std::min(max, params.size());
+  std::copy(params.begin(), params.begin() + n, values);
   return n;
 }
 

@@ -66,6 +66,13 @@ using KoptFakeMemcpyHtoDCountFn = size_t (*)();
 /// The `.u64` parameter values of the last cuLaunchKernel (data parameters,
 /// then tensor maps): copies up to `max` to `values`, returns how many.
 using KoptFakeLastLaunchFn = size_t (*)(uint64_t *values, size_t max);
+/// Successful cuLaunchKernel calls so far.
+using KoptFakeLaunchCountFn = size_t (*)();
+/// The `.u64` parameter values of launch `index` (0 = the first since the
+/// library was loaded), as KoptFakeLastLaunchFn gives them; 0 when there is
+/// no such launch.
+using KoptFakeLaunchParamsFn = size_t (*)(size_t index, uint64_t *values,
+                                          size_t max);
 }
 
 #endif // KOPT_TEST_FAKECUDA_HOOKS_H
