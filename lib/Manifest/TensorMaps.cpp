@@ -147,7 +147,7 @@ namespace {
 /// The TMA store epilogue's map (tensor_maps[index], `at` naming the array):
 /// of the kernel's 2-D output, box [S / sizeof(dtype), tmaBoxRows(block_m,
 /// M)], S-byte swizzle, S = tmaStoreSwizzleBytes(block_n * sizeof(dtype))
-/// (lib/KernelBuilders/Matmul.cpp).
+/// (lib/KernelBuilders/Matmul/TensorMaps.cpp).
 Status validateStoreTensorMap(const KernelSpec &kernel, size_t index,
                               const std::string &at) {
   const ScheduleSpec &schedule = *kernel.schedule;
@@ -245,7 +245,7 @@ Status validateTensorMapSchedule(const KernelSpec &kernel,
 
   // Map 0 reads A's [block_m, 128-byte] tiles, map 1 B's [block_n, 128-byte]
   // ones (fewer rows for an operand with fewer: schedule::tmaBoxRows), both
-  // 128-byte swizzled (lib/KernelBuilders/Matmul.cpp).
+  // 128-byte swizzled (lib/KernelBuilders/Matmul/Wgmma.cpp).
   struct Operand {
     const char *name;
     const char *rowsField;
