@@ -17,17 +17,9 @@ using namespace kopt;
 using namespace kopt::kb;
 
 StringRef kopt::stringifyKernelClass(KernelClass c) {
-  switch (c) {
-  case KernelClass::Elementwise:
-    return "elementwise";
-  case KernelClass::Row:
-    return "row";
-  case KernelClass::Matmul:
-    return "matmul";
-  case KernelClass::Pack:
-    return "pack";
-  }
-  llvm_unreachable("unknown kernel class");
+  // The manifest library names the classes (one table for compiler and
+  // runtime).
+  return kopt::manifest::kernelClassName(c);
 }
 
 FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
