@@ -8,7 +8,8 @@
 //   ... --default            the default heuristic's schedule;
 //   ... --check=FILE.json    whether FILE's schedule is valid, and why not;
 //   ... --sample=N --seed=S  N points drawn uniformly from the domains, each
-//                            with "valid" and, when invalid, the "reason";
+//                            with "valid" and, when invalid, the violated
+//                            "constraint" (its id) and the "reason";
 //   ... --valid              every valid point.
 // At most one of --default, --check, --sample, --valid (two are an error).
 // Output is JSON on stdout. Exit code: 0, 1 when --check finds the schedule
@@ -158,12 +159,14 @@ int main(int argc, char **argv) {
         fromJSON(j, defaultSchedule(w, *t), error);
     if (!s)
       return fail(checkFile + ": " + error);
-    std::optional<std::string> reason = validate(*s, w, *t);
-    json out = {{"schedule", toJSON(*s)}, {"valid", !reason}};
-    if (reason)
-      out["reason"] = *reason;
+    std::optional<Rejection> rejection = check(*s, w, *t);
+    json out = {{"schedule", toJSON(*s)}, {"valid", !rejection}};
+    if (rejection) {
+      out["constraint"] = rejection->constraint->id;
+      out["reason"] = rejection->reason;
+    }
     llvm::outs() << out.dump(2) << "\n";
-    return reason ? 1 : 0;
+    return rejection ? 1 : 0;
   }
   if (printDefault) {
     llvm::outs() << toJSON(defaultSchedule(w, *t)).dump(2) << "\n";
@@ -174,10 +177,12 @@ int main(int argc, char **argv) {
     json out = json::array();
     for (unsigned i = 0; i < sampleCount; ++i) {
       MatmulSchedule s = samplePoint(rng);
-      std::optional<std::string> reason = validate(s, w, *t);
-      json p = {{"schedule", toJSON(s)}, {"valid", !reason}};
-      if (reason)
-        p["reason"] = *reason;
+      std::optional<Rejection> rejection = check(s, w, *t);
+      json p = {{"schedule", toJSON(s)}, {"valid", !rejection}};
+      if (rejection) {
+        p["constraint"] = rejection->constraint->id;
+        p["reason"] = rejection->reason;
+      }
       out.push_back(p);
     }
     llvm::outs() << out.dump(2) << "\n";
