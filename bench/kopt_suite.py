@@ -642,19 +642,6 @@ def import_kopt():
     (PYTHONPATH=<bundle>/python, or an installed wheel), else this source tree's
     python/ folder (whose package finds build/lib/libkopt.so). Raises SuiteError
     saying how to get it."""
-def kernel_ops(kernel):
-    """The op kinds of a manifest (version 2) kernel's `ops`, in order."""
-    ops = kernel.get("ops") if isinstance(kernel, dict) else None
-    if not isinstance(ops, list):
-        return []
-    return [o.get("op") for o in ops if isinstance(o, dict)]
-
-
-def kernel_op_name(kernel):
-    """"matmul", or a chain's kinds joined by '+' (as KernelSpec::opsName)."""
-    return "+".join(str(k) for k in kernel_ops(kernel))
-
-
     try:
         import kopt
     except ImportError:
@@ -667,3 +654,16 @@ def kernel_op_name(kernel):
                              "PYTHONPATH=<bundle>/python or pip install it "
                              "(docs/python.md)") from None
     return kopt
+
+
+def kernel_ops(kernel):
+    """The op kinds of a manifest (version 2) kernel's `ops`, in order."""
+    ops = kernel.get("ops") if isinstance(kernel, dict) else None
+    if not isinstance(ops, list):
+        return []
+    return [o.get("op") for o in ops if isinstance(o, dict)]
+
+
+def kernel_op_name(kernel):
+    """"matmul", or a chain's kinds joined by '+' (as KernelSpec::opsName)."""
+    return "+".join(str(k) for k in kernel_ops(kernel))
