@@ -216,9 +216,10 @@ TEST(Schedule, WarpSpecialize) {
   EXPECT_NE(s, ws);
   // Shared memory is the same: the producer uses the same ring.
   EXPECT_EQ(sharedBytes(ws, w), sharedBytes(s, w));
+  // The reason alone (validate's message adds the constraint's id).
   auto reason = [&](MatmulSchedule t) {
-    std::optional<std::string> r = validate(t, w, h200());
-    return r ? *r : std::string("valid");
+    std::optional<Rejection> r = check(t, w, h200());
+    return r ? r->reason : std::string("valid");
   };
   MatmulSchedule cp = ws;
   cp.copy = CopyEngine::CpAsync;
@@ -285,9 +286,10 @@ TEST(Schedule, TmaStore) {
   ASSERT_EQ(s.vectorWidth, 8);
   MatmulSchedule ts = s;
   ts.tmaStore = true;
+  // The reason alone (validate's message adds the constraint's id).
   auto reason = [&](MatmulSchedule t, MatmulWorkload wl) {
-    std::optional<std::string> r = validate(t, wl, h200());
-    return r ? *r : std::string("valid");
+    std::optional<Rejection> r = check(t, wl, h200());
+    return r ? r->reason : std::string("valid");
   };
   EXPECT_EQ(reason(ts, w), "valid");
   EXPECT_NE(s, ts);
