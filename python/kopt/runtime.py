@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple
 
@@ -42,6 +43,7 @@ class _Array:
     device: Optional[int]
     kind: str  # "torch", "cupy" or "cai"
     obj: Any
+    readonly: bool = False
 
 
 def _torch():
@@ -66,25 +68,41 @@ def _describe(x, what: str) -> _Array:
     if cai is None:
         raise TypeError(f"{what}: expected a torch CUDA tensor or an array with "
                         f"__cuda_array_interface__, got {type(x).__name__}")
-    shape = tuple(int(d) for d in cai["shape"])
-    typestr = cai["typestr"]
+    try:
+        shape = tuple(int(d) for d in cai["shape"])
+        typestr = str(cai["typestr"])
+        data = cai["data"]
+        ptr, readonly = data[0], bool(data[1])
+        strides = cai.get("strides")
+        mask = cai.get("mask")
+    except (TypeError, KeyError, IndexError, ValueError) as e:
+        raise TypeError(f"{what}: malformed __cuda_array_interface__ "
+                        f"({type(e).__name__}: {e})") from None
+    if not isinstance(ptr, int) or isinstance(ptr, bool):
+        raise TypeError(f"{what}: the data pointer must be an int, not "
+                        f"{type(ptr).__name__}")
+    if mask is not None:
+        raise ValueError(f"{what}: masked arrays are not supported")
     dtype = _TYPESTR.get(typestr)
-    strides = cai.get("strides")
     contiguous = True
-    if strides is not None and dtype is not None:
-        expect, step = [], _ITEMSIZE[dtype]
-        for d in reversed(shape):
-            expect.append(step)
-            step *= d
-        contiguous = all(d == 1 or s == e for d, s, e in
-                         zip(shape, strides, reversed(expect)))
+    if strides is not None:
+        if len(strides) != len(shape):
+            contiguous = False
+        elif dtype is not None:
+            expect, step = [], _ITEMSIZE[dtype]
+            for d in reversed(shape):
+                expect.append(step)
+                step *= d
+            contiguous = all(d == 1 or s == e for d, s, e in
+                             zip(shape, strides, reversed(expect)))
     device = None
     dev = getattr(x, "device", None)
     if dev is not None and hasattr(dev, "id"):
         device = int(dev.id)
     kind = "cupy" if type(x).__module__.startswith("cupy") else "cai"
-    return _Array(int(cai["data"][0]), shape, dtype if dtype else typestr,
-                  contiguous, device, kind, x)
+    arr = _Array(ptr, shape, dtype if dtype else typestr, contiguous, device, kind, x)
+    arr.readonly = readonly
+    return arr
 
 
 def _stream_handle(stream, arrays, device) -> int:
@@ -98,7 +116,9 @@ def _stream_handle(stream, arrays, device) -> int:
             import cupy
             return int(cupy.cuda.get_current_stream().ptr)
         return 0
-    if isinstance(stream, int):
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        if not 0 <= stream < 1 << 64:
+            raise ValueError(f"stream: {stream:#x} is not a CUstream handle")
         return stream
     for attr in ("cuda_stream", "ptr", "handle"):
         value = getattr(stream, attr, None)
@@ -158,6 +178,11 @@ class Function:
                                  f"row-major arrays; use .contiguous())")
             if a.ptr == 0:
                 raise ValueError(f"{what}: null data pointer")
+            if not 0 < a.ptr < 1 << 64:
+                raise ValueError(f"{what}: data pointer {a.ptr:#x} is not a "
+                                 f"64-bit device address")
+            if spec.role == "output" and a.readonly:
+                raise ValueError(f"{what}: a read-only array cannot be written")
             if a.ptr % _ALIGNMENT:
                 raise ValueError(f"{what}: data pointer {a.ptr:#x} is not "
                                  f"{_ALIGNMENT}-byte aligned (a view at an "
@@ -173,6 +198,10 @@ class Function:
         (allocated with the args' framework when None); ``stream``: an int
         CUstream, a torch or CuPy stream (default: the framework's current
         stream)."""
+        if not isinstance(args, (list, tuple)):
+            raise TypeError(f"{self.name}: launch takes a list or tuple of "
+                            f"arrays (inputs, then outputs), not "
+                            f"{type(args).__name__}")
         if len(args) != len(self.args):
             raise TypeError(f"{self.name}: takes {len(self.args)} arrays "
                             f"({', '.join(a.name for a in self.args)}), got "
@@ -197,9 +226,19 @@ class Function:
             ws_ptr, ws_bytes = w.ptr, _byte_size(workspace)
         ptrs = (ctypes.c_uint64 * len(arrays))(*[a.ptr for a in arrays])
         flags = _capi.LAUNCH_WORKSPACE_ZEROED if workspace_zeroed else 0
-        _capi.check(_capi.lib().kopt_function_launch(
-            self._module._handle, self.name.encode(), ptrs, len(arrays),
-            ws_ptr, ws_bytes, ctypes.c_void_p(handle), flags), LaunchError)
+        module = self._module
+        with module._cond:  # close() waits for launches in flight
+            if module._handle is None:
+                raise LaunchError(f"{self.name}: the module is closed")
+            module._active += 1
+        try:
+            _capi.check(_capi.lib().kopt_function_launch(
+                module._handle, self.name.encode(), ptrs, len(arrays),
+                ws_ptr, ws_bytes, ctypes.c_void_p(handle), flags), LaunchError)
+        finally:
+            with module._cond:
+                module._active -= 1
+                module._cond.notify_all()
 
     def __call__(self, *inputs, out=None, stream=None):
         if len(inputs) != len(self.inputs):
@@ -284,6 +323,10 @@ class Module:
     def __init__(self, handle: ctypes.c_void_p, device: int):
         self._handle = handle
         self.device = device
+        # Launches in flight (the C call releases the GIL): close() waits
+        # for them instead of freeing the module under them.
+        self._cond = threading.Condition()
+        self._active = 0
         lib = _capi.lib()
         names = [lib.kopt_module_function_name(handle, i).decode()
                  for i in range(lib.kopt_module_num_functions(handle))]
@@ -314,10 +357,19 @@ class Module:
                 "max_threads_per_block": r.max_threads_per_block}
 
     def close(self):
-        """Unloads the module; its functions cannot be launched after."""
-        if self._handle:
-            _capi.lib().kopt_module_free(self._handle)
-            self._handle = None
+        """Unloads the module once the launches in flight on other threads
+        have been enqueued; its functions cannot be launched after (the
+        kernels already enqueued must be done before the memory they use
+        goes: synchronize first)."""
+        cond = self.__dict__.get("_cond")
+        if cond is None:
+            return
+        with cond:
+            while self._active:
+                cond.wait()
+            handle, self._handle = self._handle, None
+        if handle:
+            _capi.lib().kopt_module_free(handle)
 
     def __del__(self):
         try:
@@ -338,7 +390,11 @@ class Module:
 
 def _default_device(device):
     if device is not None:
-        return int(device)
+        if isinstance(device, bool) or not isinstance(device, int):
+            raise TypeError(f"device must be an int, not {type(device).__name__}")
+        if not 0 <= device < 1 << 31:
+            raise ValueError(f"device {device} is out of range")
+        return device
     torch = _torch()
     if torch is not None and torch.cuda.is_available():
         return torch.cuda.current_device()

@@ -112,8 +112,62 @@ def test_closed_module_is_refused():
     m.close()
     m.close()  # twice is fine
     x, b, y = DeviceArray((64, 128)), DeviceArray((128,)), DeviceArray((64, 128))
-    with pytest.raises(kopt.LaunchError, match="module is null"):
+    with pytest.raises(kopt.LaunchError, match="the module is closed"):
         m.functions["forward"].launch([x, b, y])
+
+
+def test_close_waits_for_launches_in_flight():
+    # close() on one thread while others launch: never a use after free.
+    import threading
+    for _ in range(10):
+        m = kopt.load(OK)
+        x, b, y = DeviceArray((64, 128)), DeviceArray((128,)), DeviceArray((64, 128))
+        errors = []
+
+        def loop():
+            for _ in range(50):
+                try:
+                    m.forward.launch([x, b, y])
+                except kopt.LaunchError as e:
+                    assert "closed" in str(e)
+                    return
+                except Exception as e:  # noqa: BLE001
+                    errors.append(e)
+                    return
+        threads = [threading.Thread(target=loop) for _ in range(4)]
+        for t in threads:
+            t.start()
+        m.close()
+        for t in threads:
+            t.join()
+        assert errors == []
+
+
+def test_out_of_range_values_are_refused(module):
+    x, b, y = DeviceArray((64, 128)), DeviceArray((128,)), DeviceArray((64, 128))
+    fn = module.forward
+    with pytest.raises(ValueError, match="not a 64-bit device address"):
+        fn.launch([DeviceArray((64, 128), ptr=-16), b, y])
+    with pytest.raises(ValueError, match="not a 64-bit device address"):
+        fn.launch([DeviceArray((64, 128), ptr=1 << 70), b, y])
+    with pytest.raises(ValueError, match="not a CUstream handle"):
+        fn.launch([x, b, y], stream=1 << 70)
+    with pytest.raises(ValueError, match="not contiguous"):
+        fn.launch([DeviceArray((64, 128), strides=(512,)), b, y])
+    ro = DeviceArray((64, 128))
+    ro.__cuda_array_interface__["data"] = (ro.ptr, True)
+    with pytest.raises(ValueError, match="read-only"):
+        fn.launch([x, b, ro])
+    bad = DeviceArray((64, 128))
+    del bad.__cuda_array_interface__["data"]
+    with pytest.raises(TypeError, match="malformed __cuda_array_interface__"):
+        fn.launch([bad, b, y])
+    with pytest.raises(TypeError, match="list or tuple"):
+        fn.launch(None)
+    with pytest.raises(ValueError, match="out of range"):
+        kopt.load(OK, device=1 << 40)
+    with pytest.raises(TypeError, match="must be an int"):
+        kopt.load(OK, device="0")
 
 
 def test_bad_manifests(tmp_path):
