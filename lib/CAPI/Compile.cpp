@@ -12,9 +12,11 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <mutex>
 
@@ -102,6 +104,41 @@ kopt_error *writeFile(const std::string &path, const std::string &text) {
   return nullptr;
 }
 
+/// The deepest bracket nesting of MLIR text ('(' '[' '{' '<' against their
+/// closers, outside string literals and // comments; a stray '>' of '->'
+/// never goes below 0). MLIR's parser recurses per level: see kMaxNesting.
+size_t nestingDepth(llvm::StringRef text) {
+  size_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// MLIR's parser recurses once per nesting level (about 2 KB of stack each,
+/// measured: 5000 levels overflowed an 8 MiB stack): compiles run on a thread
+/// of kCompileStackBytes, and text nested deeper than kMaxNesting is refused
+/// before parsing instead of overflowing it.
+constexpr size_t kMaxNesting = 10000;
+constexpr unsigned kCompileStackBytes = 256u << 20;
+
+kopt_error *compileText(llvm::StringRef source,
+                        const kopt::KoptToPTXOptions &opts,
+                        const std::string &sourceName,
+                        const std::string &ptxName, kopt_compiled **result);
+
 } // namespace
 
 extern "C" {
@@ -119,13 +156,39 @@ kopt_error *kopt_compile(const char *mlir_text, size_t length,
     if (kopt_error *e = readOptions(options, opts, sourceName, ptxName))
       return e;
 
+    llvm::StringRef source(mlir_text ? mlir_text : "", length);
+    if (size_t depth = nestingDepth(source); depth > kMaxNesting)
+      return makeError(sourceName + ": brackets nested " +
+                       std::to_string(depth) +
+                       " deep; kopt compiles text "
+                       "nested at most " +
+                       std::to_string(kMaxNesting) + " deep");
+    kopt_error *error = nullptr;
+    // On a thread with a stack deep enough for kMaxNesting levels.
+    llvm::thread worker(std::optional<unsigned>(kCompileStackBytes), [&] {
+      error = guard("kopt_compile", [&]() -> kopt_error * {
+        return compileText(source, opts, sourceName, ptxName, result);
+      });
+    });
+    worker.join();
+    return error;
+  });
+}
+
+} // extern "C"
+
+namespace {
+kopt_error *compileText(llvm::StringRef source,
+                        const kopt::KoptToPTXOptions &opts,
+                        const std::string &sourceName,
+                        const std::string &ptxName, kopt_compiled **result) {
+  {
     MLIRContext context(compilerRegistry());
     // Diagnostics name the op and the reason, as kopt-opt prints them.
     context.printOpOnDiagnostic(false);
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(
-            llvm::StringRef(mlir_text ? mlir_text : "", length), sourceName),
+        llvm::MemoryBuffer::getMemBufferCopy(source, sourceName),
         llvm::SMLoc());
     std::string diagnostics;
     llvm::raw_string_ostream os(diagnostics);
@@ -146,8 +209,11 @@ kopt_error *kopt_compile(const char *mlir_text, size_t length,
     }
     *result = new kopt_compiled{std::move(out->ptx), std::move(out->manifest)};
     return nullptr;
-  });
+  }
 }
+} // namespace
+
+extern "C" {
 
 const char *kopt_compiled_ptx(const kopt_compiled *compiled, size_t *length) {
   if (!compiled) {

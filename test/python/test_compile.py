@@ -138,3 +138,12 @@ def test_validate_manifest_without_a_gpu(root, tmp_path):
         kopt.validate_manifest(tmp_path / "missing.json")
     with pytest.raises(TypeError):
         kopt.validate_manifest(3)
+
+
+def test_deep_nesting_is_an_error_not_a_stack_overflow():
+    # MLIR's parser recurses per level: 5000 levels overflowed the caller's
+    # 8 MiB stack before compiles ran on their own 256 MiB thread.
+    with pytest.raises(kopt.CompileError, match="nothing to compile"):
+        kopt.compile("module {" * 5000 + "}" * 5000)
+    with pytest.raises(kopt.CompileError, match="nested 20000 deep"):
+        kopt.compile("module {" * 20000 + "}" * 20000)
