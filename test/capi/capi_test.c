@@ -171,7 +171,8 @@ static int testLaunch(const char *manifestPath) {
   if (!module)
     return failures;
   expect(kopt_module_num_functions(module) == 1, "one function");
-  expect(strcmp(kopt_module_function_name(module, 0), "forward") == 0,
+  const char *first = kopt_module_function_name(module, 0);
+  expect(first != NULL && strcmp(first, "forward") == 0,
          "it is 'forward'");
   expect(kopt_module_function_name(module, 5) == NULL,
          "out-of-range function index gives NULL");

@@ -90,7 +90,9 @@ bool valid(CUdeviceptr ptr, size_t bytes) {
   if (it == allocations.begin())
     return false;
   --it;
-  return ptr >= it->first && ptr + bytes <= it->first + it->second;
+  // ptr >= start, so ptr - start cannot wrap; nor can the comparison.
+  return ptr >= it->first && ptr - it->first <= it->second &&
+         bytes <= it->second - (ptr - it->first);
 }
 
 // Typed views of the launch arguments: args[i] points at a CUdeviceptr.
