@@ -128,7 +128,10 @@ def lib():
                 handle = ctypes.CDLL(str(path))
             except OSError as e:
                 raise KoptError(f"cannot load {path}: {e}") from None
-            _declare(handle)
+            try:
+                _declare(handle)
+            except AttributeError as e:
+                raise KoptError(f"{path} is not kopt's C API library ({e})") from None
             version = handle.kopt_c_api_version()
             if version != API_VERSION:
                 raise KoptError(

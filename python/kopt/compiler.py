@@ -78,6 +78,8 @@ def _read_source(source: Source) -> tuple:
                         f"or a path, not {type(source).__name__}")
     if "\n" not in source and source.endswith(".mlir"):
         path = Path(source)
+        if path.is_dir():
+            raise KoptError(f"cannot read {path}: it is a directory")
         if not path.is_file():
             raise KoptError(f"cannot read {path}: no such file")
         return path.read_bytes(), str(path)
@@ -113,8 +115,16 @@ def compile(source: Source, *, chip: Optional[str] = None,
     tmp = None
     try:
         if isinstance(schedule, (dict, list)):
-            tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-            json.dump(schedule, tmp)
+            try:
+                text_schedule = json.dumps(schedule, allow_nan=False)
+            except (TypeError, ValueError, RecursionError) as e:
+                raise ValueError(f"kopt.compile: schedule is not plain JSON "
+                                 f"data: {e}") from None
+            # Diagnostics name this file: say where it came from.
+            tmp = tempfile.NamedTemporaryFile(
+                "w", prefix="kopt-schedule-argument-", suffix=".json",
+                delete=False)
+            tmp.write(text_schedule)
             tmp.close()
             schedule = tmp.name
         opts = _capi.kopt_compile_options()

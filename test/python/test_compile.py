@@ -147,3 +147,14 @@ def test_deep_nesting_is_an_error_not_a_stack_overflow():
         kopt.compile("module {" * 5000 + "}" * 5000)
     with pytest.raises(kopt.CompileError, match="nested 20000 deep"):
         kopt.compile("module {" * 20000 + "}" * 20000)
+
+
+def test_schedule_argument_and_paths(tmp_path):
+    with pytest.raises(ValueError, match="not plain JSON"):
+        kopt.compile(SOFTMAX, schedule={"stages": float("nan")})
+    with pytest.raises(kopt.CompileError, match="kopt-schedule-argument-"):
+        kopt.compile(SOFTMAX, schedule={"bogus": 1})
+    d = tmp_path / "d.mlir"
+    d.mkdir()
+    with pytest.raises(kopt.KoptError, match="is a directory"):
+        kopt.compile(str(d))
