@@ -57,17 +57,26 @@ def problems():
     # each instruction, odd sizes, a last split shorter than the others; persistent
     # grids.
     # (M, N, K, dtype, result dtype, transpose_b, schedule)
-    def mma(copy, bm, bn, bk, wm, wn, stages, split_k, vw):
-        return {"instruction": "mma_sync", "copy": copy, "block_m": bm, "block_n": bn,
+    # A schedule that names every field of the tile: the instruction, the copy, the
+    # block and warp tiles, the ring, split-K, the swizzle, the vector width, then
+    # the flags (persistent, warp_specialize, tma_store) given.
+    def tile(instruction, copy, bm, bn, bk, wm, wn, stages, split_k, swizzle, vw,
+             **flags):
+        return {"instruction": instruction, "copy": copy, "block_m": bm, "block_n": bn,
                 "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages,
-                "split_k": split_k, "swizzle": 1, "vector_width": vw}
+                "split_k": split_k, "swizzle": swizzle, "vector_width": vw, **flags}
+
+    def mma(copy, bm, bn, bk, wm, wn, stages, split_k, vw):
+        return tile("mma_sync", copy, bm, bn, bk, wm, wn, stages, split_k, 1, vw)
+
+    def wgmma(copy, bm, bn, bk, wm, wn, stages, split_k, swizzle, vw, **flags):
+        return tile("wgmma", copy, bm, bn, bk, wm, wn, stages, split_k, swizzle, vw,
+                    **flags)
 
     def tf32(bm, bn, wm, wn, bk, stages, vw, split_k=1, persistent=False):
         # wgmma on f32 operands: the problem's matmul gets {tf32}.
-        return {"instruction": "wgmma", "copy": "tma", "block_m": bm, "block_n": bn,
-                "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages,
-                "split_k": split_k, "swizzle": 8 if bm * 8 <= 4096 else 1,
-                "vector_width": vw, "persistent": persistent}
+        return wgmma("tma", bm, bn, bk, wm, wn, stages, split_k,
+                     8 if bm * 8 <= 4096 else 1, vw, persistent=persistent)
 
     def gemv(bm, bn, wn, bk, split_k=1):
         return {"instruction": "gemv", "copy": "sync", "stages": 1, "block_m": bm,
@@ -77,9 +86,7 @@ def problems():
     split = [
         (32, 4096, 14336, "bf16", "bf16", True, {"split_k": 4}),
         (5, 1000, 1000, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "cp_async", "block_m": 64, "block_n": 64,
-          "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 16,
-          "swizzle": 1, "vector_width": 2}),
+         wgmma("cp_async", 64, 64, 64, 64, 64, 4, 16, 1, 2)),
         (33, 17, 700, "f16", "f32", True, mma("sync", 64, 32, 32, 64, 8, 1, 8, 1)),
         (8, 4096, 4096, "f32", "f32", True, {"split_k": 16}),
         (300, 200, 1000, "f32", "f32", False, {"split_k": 4}),
@@ -88,9 +95,7 @@ def problems():
         (4097, 4095, 4096, "bf16", "f32", True, {"persistent": True}),
         (300, 1000, 1000, "bf16", "bf16", True, {"persistent": True}),
         (2048, 2056, 520, "f16", "f16", True,
-         {"instruction": "wgmma", "copy": "cp_async", "block_m": 128, "block_n": 128,
-          "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
-          "swizzle": 4, "vector_width": 2, "persistent": True}),
+         wgmma("cp_async", 128, 128, 64, 64, 128, 4, 1, 4, 2, persistent=True)),
         # Staged epilogues (vector_width > 2 on tensor cores): the block tile
         # through shared memory, 16-byte stores; partial tiles, f32 C, a
         # persistent grid, split-K, mma_sync with and without cp.async.
@@ -104,37 +109,33 @@ def problems():
         (257, 264, 96, "f16", "f16", True,
          mma("cp_async", 128, 128, 32, 64, 32, 2, 1, 8)),
         (129, 136, 100, "bf16", "bf16", False, mma("sync", 64, 64, 32, 32, 32, 1, 1, 8)),
-        # TMA (copy = tma on wgmma): box copies through tensor maps, mbarrier
-        # ring; partial tiles and a K tail read as zeros, split-K with a last
-        # split whose K tiles lie past K, block_k 128, persistent grids (one
-        # with fewer K tiles than stages in flight), the staged epilogue.
+    ]
+    # TMA (copy = tma on wgmma): box copies through tensor maps, mbarrier
+    # ring; partial tiles and a K tail read as zeros, split-K with a last
+    # split whose K tiles lie past K, block_k 128, persistent grids (one
+    # with fewer K tiles than stages in flight), the staged epilogue.
+    tma = [
         (4096, 4096, 4096, "bf16", "bf16", True, {"copy": "tma", "vector_width": 8}),
         (4097, 4088, 4096, "bf16", "bf16", True, {"copy": "tma", "vector_width": 8}),
         (100, 1000, 4104, "f16", "f32", True, {"copy": "tma"}),
         (33, 4096, 14336, "bf16", "bf16", True,
          {"copy": "tma", "vector_width": 8, "split_k": 4}),
         (64, 512, 776, "bf16", "f32", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 64,
-          "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 4,
-          "swizzle": 1, "vector_width": 2}),
+         wgmma("tma", 64, 64, 64, 64, 64, 4, 4, 1, 2)),
         (257, 264, 1000, "f16", "f16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 64,
-          "block_k": 128, "warp_m": 64, "warp_n": 64, "stages": 3, "split_k": 1,
-          "swizzle": 2, "vector_width": 8}),
+         wgmma("tma", 128, 64, 128, 64, 64, 3, 1, 2, 8)),
         (7, 4096, 4096, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 32,
-          "block_k": 128, "warp_m": 64, "warp_n": 32, "stages": 5, "split_k": 1,
-          "swizzle": 1, "vector_width": 2}),
+         wgmma("tma", 64, 32, 128, 64, 32, 5, 1, 1, 2)),
         (4097, 4095, 4096, "bf16", "f32", True, {"copy": "tma", "persistent": True}),
         (2048, 2056, 520, "f16", "f16", True,
          {"copy": "tma", "vector_width": 8, "persistent": True, "stages": 3}),
         (300, 1000, 64, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 128,
-          "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
-          "swizzle": 4, "vector_width": 2, "persistent": True}),
-        # TF32 (kopt.matmul {tf32}, wgmma m64nNk8 through TMA): the staged
-        # epilogue, odd N, a K tail with split-K, a row-major B (packed), a
-        # tile larger than the problem, a persistent grid.
+         wgmma("tma", 128, 128, 64, 64, 128, 4, 1, 4, 2, persistent=True)),
+    ]
+    # TF32 (kopt.matmul {tf32}, wgmma m64nNk8 through TMA): the staged
+    # epilogue, odd N, a K tail with split-K, a row-major B (packed), a
+    # tile larger than the problem, a persistent grid.
+    tf32s = [
         (4096, 4096, 4096, "f32", "f32", True, tf32(128, 256, 64, 256, 32, 4, 4)),
         (4097, 4095, 4096, "f32", "f32", True, tf32(128, 128, 64, 128, 64, 3, 1)),
         (100, 1000, 1004, "f32", "f32", True, tf32(64, 64, 64, 64, 32, 4, 4, split_k=2)),
@@ -142,38 +143,19 @@ def problems():
         (33, 17, 12, "f32", "f32", True, tf32(64, 16, 64, 16, 32, 2, 1)),
         (2048, 2056, 520, "f32", "f32", True,
          tf32(128, 128, 64, 128, 32, 3, 4, persistent=True)),
-        # Warp specialization (a producer warp issues the TMA copies; the
-        # consumers' epilogue syncs on a named barrier): partial tiles, split-K
-        # (barrier.red on the named barrier) with a K tail, a decode tile,
-        # persistent grids (one with fewer K tiles than stages), TF32.
-        (4096, 4096, 4096, "bf16", "bf16", True,
-         {"copy": "tma", "vector_width": 8, "warp_specialize": True}),
-        (4097, 4088, 4096, "bf16", "bf16", True,
-         {"copy": "tma", "vector_width": 8, "warp_specialize": True}),
-        (33, 4096, 14336, "bf16", "bf16", True,
-         {"copy": "tma", "vector_width": 8, "split_k": 4, "warp_specialize": True}),
-        (64, 512, 776, "bf16", "f32", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 64,
-          "block_k": 64, "warp_m": 64, "warp_n": 64, "stages": 4, "split_k": 4,
-          "swizzle": 1, "vector_width": 2, "warp_specialize": True}),
-        (7, 4096, 4096, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 32,
-          "block_k": 128, "warp_m": 64, "warp_n": 32, "stages": 5, "split_k": 1,
-          "swizzle": 1, "vector_width": 2, "warp_specialize": True}),
-        (4097, 4095, 4096, "bf16", "f32", True,
-         {"copy": "tma", "persistent": True, "warp_specialize": True}),
-        (2048, 2056, 520, "f16", "f16", True,
-         {"copy": "tma", "vector_width": 8, "persistent": True, "stages": 3,
-          "warp_specialize": True}),
-        (300, 1000, 64, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 128, "block_n": 128,
-          "block_k": 64, "warp_m": 64, "warp_n": 128, "stages": 4, "split_k": 1,
-          "swizzle": 4, "vector_width": 2, "persistent": True,
-          "warp_specialize": True}),
-        (4096, 4096, 4096, "f32", "f32", True,
-         dict(tf32(128, 256, 64, 256, 32, 4, 4), warp_specialize=True)),
-        (100, 1000, 1004, "f32", "f32", True,
-         dict(tf32(64, 64, 64, 64, 32, 4, 4, split_k=2), warp_specialize=True)),
+    ]
+    # Warp specialization (a producer warp issues the TMA copies; the
+    # consumers' epilogue syncs on a named barrier): partial tiles, split-K
+    # (barrier.red on the named barrier) with a K tail, a decode tile,
+    # persistent grids (one with fewer K tiles than stages), TF32: the TMA problems
+    # but the f16 K tail and the 257 x 264 tile, and the first and the split-K TF32
+    # ones, again with a producer warp.
+    def producer_warp(rows):
+        return [row[:6] + (dict(row[6], warp_specialize=True),) for row in rows]
+
+    split += tma + tf32s + producer_warp(tma[:2] + tma[3:5] + tma[6:] +
+                                         [tf32s[0], tf32s[2]])
+    split += [
         # TMA store epilogue (tma_store: the staged tile leaves through swizzled
         # TMA boxes of 128, 64 or 32 bytes of C's tensor map, clipped at M and
         # N): full and
@@ -195,36 +177,26 @@ def problems():
          {"copy": "cp_async", "vector_width": 8, "persistent": True, "stages": 3,
           "tma_store": True}),
         (64, 768, 2048, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 16,
-          "block_k": 128, "warp_m": 64, "warp_n": 16, "stages": 4, "split_k": 4,
-          "swizzle": 1, "vector_width": 8, "warp_specialize": True,
-          "tma_store": True}),
+         wgmma("tma", 64, 16, 128, 64, 16, 4, 4, 1, 8, warp_specialize=True,
+               tma_store=True)),
         (2048, 2056, 520, "f32", "f32", True,
          dict(tf32(128, 128, 64, 128, 32, 3, 4, persistent=True), tma_store=True)),
         # Warp tiles narrower than a box (warp_n 32, boxes of 64 columns): each
         # pair's whole swizzled address per store.
         (100, 1000, 1000, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 64,
-          "block_k": 64, "warp_m": 64, "warp_n": 32, "stages": 4, "split_k": 1,
-          "swizzle": 1, "vector_width": 8, "tma_store": True}),
+         wgmma("tma", 64, 64, 64, 64, 32, 4, 1, 1, 8, tma_store=True)),
         # Deep rings and narrow tiles (stages 6 to 8, block_n 8): the decode
         # default (64 x 16, 8 stages, no split), 64 x 8 tiles with split-K and
         # 4-element stores, f32 C with cp.async loads, a K shorter than the
         # ring with a TMA store.
         (64, 768, 2048, "bf16", "bf16", True, {}),
         (33, 300, 2056, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 8,
-          "block_k": 128, "warp_m": 64, "warp_n": 8, "stages": 8, "split_k": 2,
-          "swizzle": 1, "vector_width": 4, "warp_specialize": True}),
+         wgmma("tma", 64, 8, 128, 64, 8, 8, 2, 1, 4, warp_specialize=True)),
         (64, 1000, 1000, "f16", "f32", True,
-         {"instruction": "wgmma", "copy": "cp_async", "block_m": 64, "block_n": 8,
-          "block_k": 128, "warp_m": 64, "warp_n": 8, "stages": 6, "split_k": 1,
-          "swizzle": 1, "vector_width": 2}),
+         wgmma("cp_async", 64, 8, 128, 64, 8, 6, 1, 1, 2)),
         (32, 776, 256, "bf16", "bf16", True,
-         {"instruction": "wgmma", "copy": "tma", "block_m": 64, "block_n": 16,
-          "block_k": 128, "warp_m": 64, "warp_n": 16, "stages": 8, "split_k": 1,
-          "swizzle": 1, "vector_width": 8, "warp_specialize": True,
-          "tma_store": True}),
+         wgmma("tma", 64, 16, 128, 64, 16, 8, 1, 1, 8, warp_specialize=True,
+               tma_store=True)),
         # gemv (lanes split K): a partial block of columns and a K tail, split-K
         # with f32 C, partial M tiles, f32 operands, K below one lane step.
         (1, 1000, 1000, "bf16", "bf16", True, gemv(16, 32, 4, 16)),
