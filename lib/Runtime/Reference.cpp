@@ -22,6 +22,24 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 int64_t rowGrain(int64_t rowLength) {
   return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(rowLength, 1));
 }
+
+/// A tensor of `outShape` whose rows of `outShape.back()` elements (one
+/// element when `keepRows` is false: a reduction) are `rowFn(row, y, cols)` of
+/// x's rows along its last dimension, rows in parallel.
+template <typename RowFn>
+HostTensor mapRows(const HostTensor &x, bool keepRows, RowFn rowFn) {
+  int64_t cols = x.shape.back();
+  int64_t rows = x.numElements() / cols;
+  Shape outShape =
+      keepRows ? x.shape : Shape(x.shape.begin(), x.shape.end() - 1);
+  int64_t outCols = keepRows ? cols : 1;
+  HostTensor out(outShape, std::vector<double>(rows * outCols));
+  parallelFor(rows, rowGrain(cols), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      rowFn(x.data.data() + r * cols, out.data.data() + r * outCols, cols);
+  });
+  return out;
+}
 } // namespace
 
 double unaryScalar(OpKind op, GeluApproximation approximate, double x) {
@@ -148,96 +166,68 @@ HostTensor binary(OpKind op, const HostTensor &lhs, const HostTensor &rhs,
 }
 
 HostTensor reduce(ReduceKind kind, const HostTensor &x) {
-  int64_t cols = x.shape.back();
-  int64_t rows = x.numElements() / cols;
-  Shape outShape(x.shape.begin(), x.shape.end() - 1);
-  HostTensor out(outShape, std::vector<double>(rows));
-  parallelFor(rows, rowGrain(cols), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const double *row = x.data.data() + r * cols;
-      double acc = kind == ReduceKind::Max ? row[0] : 0.0;
-      for (int64_t c = 0; c < cols; ++c) {
-        if (kind == ReduceKind::Max) {
-          if (std::isnan(row[c]) || std::isnan(acc))
-            acc = kNaN;
-          else if (row[c] > acc)
-            acc = row[c];
-        } else {
-          acc += row[c];
-        }
-      }
-      out.data[r] = kind == ReduceKind::Mean ? acc / double(cols) : acc;
-    }
-  });
-  return out;
+  return mapRows(x, /*keepRows=*/false,
+                 [&](const double *row, double *y, int64_t cols) {
+                   double acc = kind == ReduceKind::Max ? row[0] : 0.0;
+                   for (int64_t c = 0; c < cols; ++c) {
+                     if (kind == ReduceKind::Max) {
+                       if (std::isnan(row[c]) || std::isnan(acc))
+                         acc = kNaN;
+                       else if (row[c] > acc)
+                         acc = row[c];
+                     } else {
+                       acc += row[c];
+                     }
+                   }
+                   *y = kind == ReduceKind::Mean ? acc / double(cols) : acc;
+                 });
 }
 
 HostTensor softmax(const HostTensor &x) {
-  int64_t cols = x.shape.back();
-  int64_t rows = x.numElements() / cols;
-  HostTensor out(x.shape, std::vector<double>(x.data.size()));
-  parallelFor(rows, rowGrain(cols), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const double *row = x.data.data() + r * cols;
-      double *y = out.data.data() + r * cols;
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t c = 0; c < cols; ++c)
-        mx = std::max(mx, row[c]);
-      double sum = 0.0;
-      for (int64_t c = 0; c < cols; ++c) {
-        y[c] = std::exp(row[c] - mx);
-        sum += y[c];
-      }
-      for (int64_t c = 0; c < cols; ++c)
-        y[c] /= sum;
-    }
-  });
-  return out;
+  return mapRows(x, /*keepRows=*/true,
+                 [](const double *row, double *y, int64_t cols) {
+                   double mx = -std::numeric_limits<double>::infinity();
+                   for (int64_t c = 0; c < cols; ++c)
+                     mx = std::max(mx, row[c]);
+                   double sum = 0.0;
+                   for (int64_t c = 0; c < cols; ++c) {
+                     y[c] = std::exp(row[c] - mx);
+                     sum += y[c];
+                   }
+                   for (int64_t c = 0; c < cols; ++c)
+                     y[c] /= sum;
+                 });
 }
 
 HostTensor rmsnorm(const HostTensor &x, const HostTensor *weight, double eps) {
-  int64_t cols = x.shape.back();
-  int64_t rows = x.numElements() / cols;
-  HostTensor out(x.shape, std::vector<double>(x.data.size()));
-  parallelFor(rows, rowGrain(cols), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const double *row = x.data.data() + r * cols;
-      double *y = out.data.data() + r * cols;
-      double sumsq = 0.0;
-      for (int64_t c = 0; c < cols; ++c)
-        sumsq += row[c] * row[c];
-      double inv = 1.0 / std::sqrt(sumsq / double(cols) + eps);
-      for (int64_t c = 0; c < cols; ++c)
-        y[c] = row[c] * inv * (weight ? weight->data[c] : 1.0);
-    }
-  });
-  return out;
+  return mapRows(x, /*keepRows=*/true,
+                 [&](const double *row, double *y, int64_t cols) {
+                   double sumsq = 0.0;
+                   for (int64_t c = 0; c < cols; ++c)
+                     sumsq += row[c] * row[c];
+                   double inv = 1.0 / std::sqrt(sumsq / double(cols) + eps);
+                   for (int64_t c = 0; c < cols; ++c)
+                     y[c] = row[c] * inv * (weight ? weight->data[c] : 1.0);
+                 });
 }
 
 HostTensor layernorm(const HostTensor &x, const HostTensor *weight,
                      const HostTensor *bias, double eps) {
-  int64_t cols = x.shape.back();
-  int64_t rows = x.numElements() / cols;
-  HostTensor out(x.shape, std::vector<double>(x.data.size()));
-  parallelFor(rows, rowGrain(cols), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const double *row = x.data.data() + r * cols;
-      double *y = out.data.data() + r * cols;
-      double sum = 0.0;
-      for (int64_t c = 0; c < cols; ++c)
-        sum += row[c];
-      double mean = sum / double(cols);
-      double var = 0.0; // two passes: no cancellation
-      for (int64_t c = 0; c < cols; ++c)
-        var += (row[c] - mean) * (row[c] - mean);
-      var /= double(cols);
-      double inv = 1.0 / std::sqrt(var + eps);
-      for (int64_t c = 0; c < cols; ++c)
-        y[c] = (row[c] - mean) * inv * (weight ? weight->data[c] : 1.0) +
-               (bias ? bias->data[c] : 0.0);
-    }
-  });
-  return out;
+  return mapRows(
+      x, /*keepRows=*/true, [&](const double *row, double *y, int64_t cols) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < cols; ++c)
+          sum += row[c];
+        double mean = sum / double(cols);
+        double var = 0.0; // two passes: no cancellation
+        for (int64_t c = 0; c < cols; ++c)
+          var += (row[c] - mean) * (row[c] - mean);
+        var /= double(cols);
+        double inv = 1.0 / std::sqrt(var + eps);
+        for (int64_t c = 0; c < cols; ++c)
+          y[c] = (row[c] - mean) * inv * (weight ? weight->data[c] : 1.0) +
+                 (bias ? bias->data[c] : 0.0);
+      });
 }
 
 HostTensor pack(const HostTensor &x, bool transpose, const Shape &resultShape) {

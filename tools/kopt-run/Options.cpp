@@ -92,35 +92,35 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
       std::optional<uint64_t> v = parseUnsigned(value, 1000000);
       if (!v || *v < 1)
         return "--runs needs an integer in [1, 1000000], got '" + value + "'";
-      opts.runs = static_cast<int64_t>(*v);
+      opts.timing.runs = static_cast<int64_t>(*v);
     } else if (arg == "--warmup") {
       std::optional<uint64_t> v = parseUnsigned(value, 1000000);
       if (!v)
         return "--warmup needs an integer in [0, 1000000], got '" + value + "'";
-      opts.warmup = static_cast<int64_t>(*v);
+      opts.timing.warmup = static_cast<int64_t>(*v);
     } else if (arg == "--rotate") {
       std::optional<uint64_t> v = parseUnsigned(value, 1024);
       if (!v || *v < 1)
         return "--rotate needs an integer in [1, 1024], got '" + value + "'";
-      opts.rotate = static_cast<int64_t>(*v);
+      opts.timing.inputSets = static_cast<int64_t>(*v);
     } else if (arg == "--audit") {
       std::optional<uint64_t> v = parseUnsigned(value, 1000000);
       if (!v)
         return "--audit needs an integer in [0, 1000000], got '" + value + "'";
-      opts.audit = static_cast<int64_t>(*v);
+      opts.timing.auditRuns = static_cast<int64_t>(*v);
     } else if (arg == "--timeout" || arg == "--time-budget") {
       std::optional<uint64_t> v = parseUnsigned(value, 86400000);
       if (!v)
         return arg + " needs milliseconds in [0, 86400000], got '" + value +
                "'";
-      (arg == "--timeout" ? opts.timeoutMs : opts.timeBudgetMs) =
-          static_cast<int64_t>(*v);
+      (arg == "--timeout" ? opts.timing.timeoutMs : opts.timing.timeBudgetMs) =
+          static_cast<double>(*v);
     } else if (arg == "--min-runs") {
       std::optional<uint64_t> v = parseUnsigned(value, 1000000);
       if (!v || *v < 1)
         return "--min-runs needs an integer in [1, 1000000], got '" + value +
                "'";
-      opts.minRuns = static_cast<int64_t>(*v);
+      opts.timing.minRuns = static_cast<int64_t>(*v);
     } else if (arg == "--seed") {
       std::optional<uint64_t> v = parseUnsigned(value, UINT64_MAX);
       if (!v)
@@ -148,9 +148,9 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
   }
   if (!help && opts.manifestPath.empty())
     return std::string("no manifest given");
-  if (opts.minRuns > opts.runs)
-    return "--min-runs " + std::to_string(opts.minRuns) +
-           " is more than --runs " + std::to_string(opts.runs);
+  if (opts.timing.minRuns > opts.timing.runs)
+    return "--min-runs " + std::to_string(opts.timing.minRuns) +
+           " is more than --runs " + std::to_string(opts.timing.runs);
   return std::nullopt;
 }
 

@@ -7,6 +7,8 @@
 #ifndef KOPT_TOOLS_KOPT_RUN_OPTIONS_H
 #define KOPT_TOOLS_KOPT_RUN_OPTIONS_H
 
+#include "kopt/Measure/Measure.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,13 +23,10 @@ extern const char *const kUsage;
 struct Options {
   std::string manifestPath;
   std::vector<std::string> kernels;
-  int64_t runs = 100;
-  int64_t warmup = 10;
-  int64_t rotate = 1;
-  int64_t audit = 1;
-  int64_t timeoutMs = 10000;
-  int64_t timeBudgetMs = 0;
-  int64_t minRuns = 1;
+  /// --runs, --warmup, --rotate (inputSets), --audit (auditRuns; none is
+  /// audited without checks), --timeout, --time-budget and --min-runs, whole
+  /// numbers; the defaults are the measurement library's.
+  measure::Options timing;
   std::optional<uint64_t> seed;
   int device = 0;
   bool time = true;

@@ -108,15 +108,10 @@ ojson checkJson(const CheckResult &c, const char *reference) {
 
 /// The measurement options of the command line.
 measure::Options measureOptions(const Options &opts) {
-  measure::Options m;
-  m.warmup = opts.warmup;
-  m.runs = opts.runs;
-  m.minRuns = opts.minRuns;
-  m.timeBudgetMs = double(opts.timeBudgetMs);
-  m.inputSets = opts.rotate;
+  measure::Options m = opts.timing;
   // The audits compare with the reference: none without checks.
-  m.auditRuns = opts.check ? opts.audit : 0;
-  m.timeoutMs = double(opts.timeoutMs);
+  if (!opts.check)
+    m.auditRuns = 0;
   return m;
 }
 
@@ -136,8 +131,8 @@ ojson timeJson(const measure::Measurement &m, const Options &opts) {
              {"input_sets", m.inputSets},
              {"audited_runs", m.audits.size()},
              {"wall_ms", m.wallMs}};
-  if (opts.timeBudgetMs > 0) {
-    t["time_budget_ms"] = opts.timeBudgetMs;
+  if (opts.timing.timeBudgetMs > 0) {
+    t["time_budget_ms"] = int64_t(opts.timing.timeBudgetMs);
     t["budget_stopped"] = m.budgetStopped;
   }
   if (m.timedOut)
@@ -386,14 +381,14 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   // One launch (under the measurement's watchdog), then the check.
   KOPT_RETURN_IF_ERROR(ctx.launch(*fn, kernel, pack->data(), stream));
   Expected<bool> finished =
-      measure::waitForStream(ctx, stream, double(opts.timeoutMs));
+      measure::waitForStream(ctx, stream, opts.timing.timeoutMs);
   if (!finished.ok())
     return finished.status().withContext("first launch of '" + kernel.name +
                                          "'");
   if (!*finished) {
     std::string error = "kernel '" + kernel.name +
                         "': the first launch did not finish within " +
-                        std::to_string(opts.timeoutMs) +
+                        std::to_string(int64_t(opts.timing.timeoutMs)) +
                         " ms; gave up on it (the GPU may still be running "
                         "it, so the CUDA context is lost)";
     onContextLost(out, error);
@@ -610,14 +605,15 @@ int main(int argc, char **argv) {
   report["chip"] = nullptr;
   report["device"] = nullptr;
   report["seed"] = nullptr;
-  report["runs"] = opts.runs;
-  report["warmup"] = opts.warmup;
-  report["input_sets"] = opts.rotate;
-  report["audit_runs"] = opts.check && opts.time ? opts.audit : 0;
-  report["timeout_ms"] = opts.timeoutMs;
-  if (opts.timeBudgetMs > 0) {
-    report["time_budget_ms"] = opts.timeBudgetMs;
-    report["min_runs"] = opts.minRuns;
+  const measure::Options &timing = opts.timing;
+  report["runs"] = timing.runs;
+  report["warmup"] = timing.warmup;
+  report["input_sets"] = timing.inputSets;
+  report["audit_runs"] = opts.check && opts.time ? timing.auditRuns : 0;
+  report["timeout_ms"] = int64_t(timing.timeoutMs);
+  if (timing.timeBudgetMs > 0) {
+    report["time_budget_ms"] = int64_t(timing.timeBudgetMs);
+    report["min_runs"] = timing.minRuns;
   }
   report["check_enabled"] = opts.check;
   report["time_enabled"] = opts.time;
