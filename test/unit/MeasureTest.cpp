@@ -12,14 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Measure/Measure.h"
-#include "FakeCuda/FakeCudaHooks.h"
+#include "FakeCuda/FakeDriverTest.h"
 #include "kopt/Manifest/Manifest.h"
-#include "kopt/Runtime/Float16.h"
 #include "kopt/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
-
-#include <dlfcn.h>
 
 #include <chrono>
 #include <cmath>
@@ -143,34 +140,6 @@ TEST(MeasureOptions, Validation) {
 // Against the fake driver
 //===----------------------------------------------------------------------===//
 
-struct Hooks {
-  KoptFakeEncodeCountFn encodeCount = nullptr;
-  KoptFakeLaunchCountFn launchCount = nullptr;
-  KoptFakeLaunchParamsFn launchParams = nullptr;
-
-  std::vector<uint64_t> launch(size_t index) const {
-    std::vector<uint64_t> values(16);
-    values.resize(launchParams(index, values.data(), values.size()));
-    return values;
-  }
-};
-
-std::unique_ptr<Hooks> findHooks() {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib)
-    return nullptr;
-  auto h = std::make_unique<Hooks>();
-  h->encodeCount = reinterpret_cast<KoptFakeEncodeCountFn>(
-      dlsym(lib, "koptFakeTensorMapEncodeCount"));
-  h->launchCount = reinterpret_cast<KoptFakeLaunchCountFn>(
-      dlsym(lib, "koptFakeLaunchCount"));
-  h->launchParams = reinterpret_cast<KoptFakeLaunchParamsFn>(
-      dlsym(lib, "koptFakeLaunchParams"));
-  if (!h->encodeCount || !h->launchCount || !h->launchParams)
-    return nullptr;
-  return h;
-}
-
 double msSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - t)
@@ -184,32 +153,22 @@ bool contains(const std::vector<std::string> &errors, const std::string &s) {
   return false;
 }
 
-class MeasureFake : public ::testing::Test {
+class MeasureFake : public kopt::test::FakeDriverTest {
 protected:
   void SetUp() override {
-    Expected<std::unique_ptr<CudaContext>> c = CudaContext::create(0);
-    ASSERT_TRUE(c.ok()) << c.error()
-                        << " (run with LD_LIBRARY_PATH naming the fake driver "
-                           "of test/unit/FakeCuda)";
-    ctx = c.take();
-    hooks = findHooks();
-    ASSERT_TRUE(hooks) << "libcuda.so.1 is not kopt's fake driver";
+    FakeDriverTest::SetUp();
+    if (HasFatalFailure())
+      return;
     for (const char *name : {"measure", "ok", "tma", "bad"}) {
-      Expected<Manifest> m = loadManifest(std::string(KOPT_TEST_INPUTS) +
-                                          "/fake/" + name + ".json");
+      Expected<Manifest> m = kopt::test::loadFakeManifest(name);
       ASSERT_TRUE(m.ok()) << m.error();
       manifests.push_back(m.take());
     }
-    Expected<Stream> s = ctx->createStream();
-    ASSERT_TRUE(s.ok()) << s.error();
-    stream = *s;
     measurer = std::make_unique<measure::Measurer>(*ctx, stream);
   }
   void TearDown() override {
     measurer.reset();
-    buffers.clear();
-    if (ctx && stream)
-      (void)ctx->destroyStream(stream);
+    FakeDriverTest::TearDown();
   }
 
   const Manifest &measureJson() const { return manifests[0]; }
@@ -217,55 +176,42 @@ protected:
   const Manifest &tmaJson() const { return manifests[2]; }
   const Manifest &badJson() const { return manifests[3]; }
 
-  /// The options of a short measurement with a small flush.
-  static measure::Options quick() {
+  /// The options of a short measurement with a small flush: `runs` timed
+  /// runs after `warmup` untimed ones, the last one audited.
+  static measure::Options quick(int64_t warmup = 1, int64_t runs = 5) {
     measure::Options o;
-    o.warmup = 1;
-    o.runs = 5;
+    o.warmup = warmup;
+    o.runs = runs;
     o.l2FlushBytes = 1 << 20;
     o.timeoutMs = 5000;
     return o;
   }
+  /// quick(warmup, runs) cycling `sets` buffer sets, every run audited.
+  static measure::Options auditEveryRun(int64_t warmup, int64_t runs,
+                                        int64_t sets) {
+    measure::Options o = quick(warmup, runs);
+    o.inputSets = sets;
+    o.auditRuns = runs;
+    return o;
+  }
 
-  DevicePtr allocate(int64_t bytes) {
-    Expected<DeviceBuffer> b = ctx->allocate(bytes);
-    EXPECT_TRUE(b.ok()) << b.error();
-    if (!b.ok())
-      return 0;
-    buffers.push_back(b.take());
-    return buffers.back().get();
-  }
-  /// Buffers for `tensors`: f32 inputs hold `value`, bf16 inputs 1.0,
-  /// workspaces zero, outputs 0xA5 (fresh fake memory).
-  std::vector<DevicePtr> allocateFor(const std::vector<TensorSpec> &tensors,
-                                     float value) {
-    std::vector<DevicePtr> pointers;
-    for (const TensorSpec &t : tensors) {
-      DevicePtr p = allocate(t.numBytes());
-      if (t.role == Role::Input && t.dtype == DType::F32) {
-        std::vector<float> host(t.numElements(), value);
-        EXPECT_TRUE(ctx->copyToDevice(p, host.data(), t.numBytes()).ok());
-      } else if (t.role == Role::Input && t.dtype == DType::BF16) {
-        std::vector<uint16_t> host(t.numElements(), floatToBf16(1.0f));
-        EXPECT_TRUE(ctx->copyToDevice(p, host.data(), t.numBytes()).ok());
-      } else if (t.role == Role::Workspace) {
-        EXPECT_TRUE(ctx->memsetAsync(p, 0, t.numBytes(), stream).ok());
-      }
-      pointers.push_back(p);
-    }
-    return pointers;
-  }
   const KernelSpec &kernel(const Manifest &m, const std::string &name) {
     const KernelSpec *k = m.findKernel(name);
     EXPECT_TRUE(k) << name;
     return *k;
   }
+  /// Measures kernel `name` of `m` with `o` and `audit` on new buffers whose
+  /// inputs hold `value`.
+  Expected<measure::Measurement> measureOn(const Manifest &m,
+                                           const std::string &name, float value,
+                                           const measure::Options &o,
+                                           const measure::AuditFn &audit = {}) {
+    const KernelSpec &k = kernel(m, name);
+    return measurer->measureKernel(m, k, allocateFor(k.params, value), o,
+                                   audit);
+  }
 
-  std::unique_ptr<CudaContext> ctx;
-  std::unique_ptr<Hooks> hooks;
   std::vector<Manifest> manifests;
-  Stream stream = nullptr;
-  std::vector<DeviceBuffer> buffers; // freed before ctx (declared after it)
   std::unique_ptr<measure::Measurer> measurer;
 };
 
@@ -288,11 +234,9 @@ measure::AuditFn expectEvery(float expected) {
 
 TEST_F(MeasureFake, TimesEveryRun) {
   // relu_slow_f32 keeps the fake device busy 2 ms per launch.
-  const KernelSpec &k = kernel(measureJson(), "relu_slow_f32");
-  std::vector<DevicePtr> p = allocateFor(k.params, 2.0f);
   size_t launches = hooks->launchCount();
-  Expected<measure::Measurement> m =
-      measurer->measureKernel(measureJson(), k, p, quick(), expectEvery(2.0f));
+  Expected<measure::Measurement> m = measureOn(
+      measureJson(), "relu_slow_f32", 2.0f, quick(), expectEvery(2.0f));
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_TRUE(m->valid()) << m->errors.front();
   EXPECT_EQ(m->runs, 5);
@@ -316,16 +260,12 @@ TEST_F(MeasureFake, TimesEveryRun) {
 }
 
 TEST_F(MeasureFake, RotationUsesOtherBuffersEveryRun) {
+  // Every run audited: each set's copy of the inputs is right.
   const KernelSpec &k = kernel(measureJson(), "relu_slow_f32");
   std::vector<DevicePtr> p = allocateFor(k.params, 3.0f);
-  measure::Options o = quick();
-  o.warmup = 0;
-  o.runs = 6;
-  o.inputSets = 3;
-  o.auditRuns = 6; // every run: each set's copy of the inputs is right
   size_t first = hooks->launchCount();
-  Expected<measure::Measurement> m =
-      measurer->measureKernel(measureJson(), k, p, o, expectEvery(3.0f));
+  Expected<measure::Measurement> m = measurer->measureKernel(
+      measureJson(), k, p, auditEveryRun(0, 6, 3), expectEvery(3.0f));
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_TRUE(m->valid()) << m->errors.front();
   EXPECT_EQ(m->inputSets, 3);
@@ -355,15 +295,10 @@ TEST_F(MeasureFake, RotatedTensorMapsAreEncodedOncePerSet) {
   // The fake TMA matmul leaves its result unwritten when a map does not
   // describe the buffers it is launched with: the audit of every run would
   // see the poison if a set ran with another set's maps.
-  const KernelSpec &k = kernel(tmaJson(), "matmul_tma_bf16");
-  std::vector<DevicePtr> p = allocateFor(k.params, 1.0f);
-  measure::Options o = quick();
-  o.runs = 4;
-  o.inputSets = 2;
-  o.auditRuns = 4;
   size_t encodes = hooks->encodeCount();
-  Expected<measure::Measurement> m = measurer->measureKernel(
-      tmaJson(), k, p, o, expectEvery(48.0f)); // 48 products of 1 * 1
+  Expected<measure::Measurement> m =
+      measureOn(tmaJson(), "matmul_tma_bf16", 1.0f, auditEveryRun(1, 4, 2),
+                expectEvery(48.0f)); // 48 products of 1 * 1
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_TRUE(m->valid()) << m->errors.front();
   EXPECT_EQ(m->audits.size(), 4u);
@@ -373,14 +308,10 @@ TEST_F(MeasureFake, RotatedTensorMapsAreEncodedOncePerSet) {
 
 TEST_F(MeasureFake, AuditCatchesAKernelThatGoesWrongLater) {
   // relu_drift_f32 is right for its first 3 launches, then adds 0.5.
-  const KernelSpec &k = kernel(measureJson(), "relu_drift_f32");
-  std::vector<DevicePtr> p = allocateFor(k.params, 1.0f);
-  measure::Options o = quick();
-  o.warmup = 0;
-  o.runs = 6;
+  measure::Options o = quick(/*warmup=*/0, /*runs=*/6);
   o.auditRuns = 2; // runs 3 and 6 (1-based)
   Expected<measure::Measurement> m =
-      measurer->measureKernel(measureJson(), k, p, o, expectEvery(1.0f));
+      measureOn(measureJson(), "relu_drift_f32", 1.0f, o, expectEvery(1.0f));
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_EQ(m->runs, 6);
   ASSERT_EQ(m->audits.size(), 2u);
@@ -398,17 +329,15 @@ TEST_F(MeasureFake, AuditCatchesAKernelThatGoesWrongLater) {
   // Its outputs stay finite and written: without a reference the audit
   // cannot tell.
   Expected<measure::Measurement> blind =
-      measurer->measureKernel(measureJson(), k, p, o);
+      measureOn(measureJson(), "relu_drift_f32", 1.0f, o);
   ASSERT_TRUE(blind.ok()) << blind.error();
   EXPECT_TRUE(blind->valid());
 }
 
 TEST_F(MeasureFake, RejectsNaN) {
   // sqrt_f32 gives NaN for inputs outside (0.1, 4).
-  const KernelSpec &k = kernel(okJson(), "sqrt_f32");
-  std::vector<DevicePtr> p = allocateFor(k.params, -1.0f);
   Expected<measure::Measurement> m =
-      measurer->measureKernel(okJson(), k, p, quick());
+      measureOn(okJson(), "sqrt_f32", -1.0f, quick());
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_FALSE(m->valid());
   ASSERT_EQ(m->audits.size(), 1u);
@@ -422,7 +351,7 @@ TEST_F(MeasureFake, RejectsNaN) {
   measure::Options allow = quick();
   allow.rejectNonFinite = false;
   Expected<measure::Measurement> a =
-      measurer->measureKernel(okJson(), k, p, allow);
+      measureOn(okJson(), "sqrt_f32", -1.0f, allow);
   ASSERT_TRUE(a.ok()) << a.error();
   EXPECT_TRUE(a->valid());
   EXPECT_EQ(a->audits[0].nonFinite, 1000);
@@ -431,12 +360,10 @@ TEST_F(MeasureFake, RejectsNaN) {
 TEST_F(MeasureFake, CatchesUnwrittenOutputs) {
   // add_unwritten_f32 writes only the first half of its result; the audited
   // run's outputs are poisoned before it.
-  const KernelSpec &k = kernel(badJson(), "add_unwritten_f32");
-  std::vector<DevicePtr> p = allocateFor(k.params, 1.0f);
   measure::Options o = quick();
   o.rejectNonFinite = false; // the poison counts anyway
   Expected<measure::Measurement> m =
-      measurer->measureKernel(badJson(), k, p, o);
+      measureOn(badJson(), "add_unwritten_f32", 1.0f, o);
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_FALSE(m->valid());
   ASSERT_EQ(m->audits.size(), 1u);
@@ -447,14 +374,11 @@ TEST_F(MeasureFake, CatchesUnwrittenOutputs) {
 }
 
 TEST_F(MeasureFake, TimeBudgetStopsEarly) {
-  const KernelSpec &k = kernel(measureJson(), "relu_slow_f32");
-  std::vector<DevicePtr> p = allocateFor(k.params, 1.0f);
-  measure::Options o = quick();
-  o.runs = 1000;
+  measure::Options o = quick(/*warmup=*/1, /*runs=*/1000);
   o.minRuns = 3;
   o.timeBudgetMs = 20; // about 10 runs of 2 ms
   Expected<measure::Measurement> m =
-      measurer->measureKernel(measureJson(), k, p, o, expectEvery(1.0f));
+      measureOn(measureJson(), "relu_slow_f32", 1.0f, o, expectEvery(1.0f));
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_TRUE(m->valid());
   EXPECT_TRUE(m->budgetStopped);
@@ -467,7 +391,7 @@ TEST_F(MeasureFake, TimeBudgetStopsEarly) {
   o.timeBudgetMs = 0.001;
   o.minRuns = 4;
   Expected<measure::Measurement> min =
-      measurer->measureKernel(measureJson(), k, p, o);
+      measureOn(measureJson(), "relu_slow_f32", 1.0f, o);
   ASSERT_TRUE(min.ok()) << min.error();
   EXPECT_EQ(min->runs, 4);
   EXPECT_TRUE(min->budgetStopped);
@@ -475,11 +399,11 @@ TEST_F(MeasureFake, TimeBudgetStopsEarly) {
 
 TEST_F(MeasureFake, WatchdogGivesUpOnATimedRun) {
   // relu_hang_f32 keeps the fake device busy for an hour.
+  // The second measurement reuses the buffers: a copy to new ones would wait
+  // for the hung device.
   const KernelSpec &k = kernel(measureJson(), "relu_hang_f32");
   std::vector<DevicePtr> p = allocateFor(k.params, 1.0f);
-  measure::Options o = quick();
-  o.warmup = 0;
-  o.runs = 3;
+  measure::Options o = quick(/*warmup=*/0, /*runs=*/3);
   o.timeoutMs = 50;
   auto start = std::chrono::steady_clock::now();
   Expected<measure::Measurement> m =
@@ -507,13 +431,10 @@ TEST_F(MeasureFake, WatchdogGivesUpOnATimedRun) {
 }
 
 TEST_F(MeasureFake, WatchdogGivesUpOnAWarmUpRun) {
-  const KernelSpec &k = kernel(measureJson(), "relu_hang_f32");
-  std::vector<DevicePtr> p = allocateFor(k.params, 1.0f);
-  measure::Options o = quick();
-  o.warmup = 2;
+  measure::Options o = quick(/*warmup=*/2);
   o.timeoutMs = 20;
   Expected<measure::Measurement> m =
-      measurer->measureKernel(measureJson(), k, p, o);
+      measureOn(measureJson(), "relu_hang_f32", 1.0f, o);
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_TRUE(m->timedOut);
   EXPECT_TRUE(contains(m->errors, "warm-up run 1 of 2 did not finish within "
@@ -541,14 +462,10 @@ TEST_F(MeasureFake, Function) {
   // tma.json's forward: a TMA matmul, then a split-K TMA matmul with a
   // workspace buffer; two sets, every run audited.
   const FunctionSpec &f = tmaJson().functions.at(0);
-  std::vector<DevicePtr> args = allocateFor(f.args, 1.0f);
-  measure::Options o = quick();
-  o.runs = 4;
-  o.inputSets = 2;
-  o.auditRuns = 4;
   size_t launches = hooks->launchCount();
   Expected<measure::Measurement> m =
-      measurer->measureFunction(tmaJson(), f, args, o, expectEvery(48.0f));
+      measurer->measureFunction(tmaJson(), f, allocateFor(f.args, 1.0f),
+                                auditEveryRun(1, 4, 2), expectEvery(48.0f));
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_TRUE(m->valid()) << m->errors.front();
   EXPECT_EQ(m->runs, 4);
@@ -558,13 +475,9 @@ TEST_F(MeasureFake, Function) {
   // measure.json's forward: relu_slow_f32 (2 ms) into a buffer, then
   // relu_drift_f32 from it: right for 3 runs, then wrong.
   const FunctionSpec &g = measureJson().functions.at(0);
-  std::vector<DevicePtr> gargs = allocateFor(g.args, 1.0f);
-  measure::Options d = quick();
-  d.warmup = 0;
-  d.runs = 4;
-  d.auditRuns = 4;
   Expected<measure::Measurement> r =
-      measurer->measureFunction(measureJson(), g, gargs, d, expectEvery(1.0f));
+      measurer->measureFunction(measureJson(), g, allocateFor(g.args, 1.0f),
+                                auditEveryRun(0, 4, 1), expectEvery(1.0f));
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_GE(r->stats.medianMs, 1.99);
   ASSERT_EQ(r->audits.size(), 4u);

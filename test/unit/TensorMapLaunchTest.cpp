@@ -12,14 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FakeCuda/FakeCudaHooks.h"
-#include "kopt/Runtime/ArgPack.h"
+#include "FakeCuda/FakeDriverTest.h"
 #include "kopt/Manifest/Manifest.h"
+#include "kopt/Runtime/ArgPack.h"
 #include "kopt/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
-
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -36,97 +34,17 @@ constexpr int kFloat16 = 6, kFloat32 = 7, kBfloat16 = 9;
 constexpr int kSwizzleNone = 0, kSwizzle64B = 2, kSwizzle128B = 3;
 constexpr int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillNone = 0;
 
-/// The fake driver's recording functions (FakeCudaHooks.h).
-struct Hooks {
-  KoptFakeEncodeCountFn encodeCount = nullptr;
-  KoptFakeEncodeCallFn encodeCall = nullptr;
-  KoptFakeMemcpyHtoDCountFn memcpyHtoDCount = nullptr;
-  KoptFakeLastLaunchFn lastLaunch = nullptr;
-
-  std::vector<KoptFakeEncodeCall> callsSince(size_t first) const {
-    std::vector<KoptFakeEncodeCall> calls;
-    for (size_t i = first; i < encodeCount(); ++i) {
-      KoptFakeEncodeCall c;
-      if (encodeCall(i, &c))
-        calls.push_back(c);
-    }
-    return calls;
-  }
-  std::vector<uint64_t> lastLaunchParams() const {
-    std::vector<uint64_t> values(16);
-    values.resize(lastLaunch(values.data(), values.size()));
-    return values;
-  }
-};
-
-/// Finds the hooks in the libcuda.so.1 the runtime loaded; null when it is
-/// not the fake.
-std::unique_ptr<Hooks> findHooks() {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib)
-    return nullptr;
-  auto h = std::make_unique<Hooks>();
-  h->encodeCount = reinterpret_cast<KoptFakeEncodeCountFn>(
-      dlsym(lib, "koptFakeTensorMapEncodeCount"));
-  h->encodeCall = reinterpret_cast<KoptFakeEncodeCallFn>(
-      dlsym(lib, "koptFakeTensorMapEncodeCall"));
-  h->memcpyHtoDCount = reinterpret_cast<KoptFakeMemcpyHtoDCountFn>(
-      dlsym(lib, "koptFakeMemcpyHtoDCount"));
-  h->lastLaunch =
-      reinterpret_cast<KoptFakeLastLaunchFn>(dlsym(lib, "koptFakeLastLaunch"));
-  if (!h->encodeCount || !h->encodeCall || !h->memcpyHtoDCount ||
-      !h->lastLaunch)
-    return nullptr;
-  return h;
-}
-
-class TensorMapLaunch : public ::testing::Test {
+class TensorMapLaunch : public kopt::test::FakeDriverTest {
 protected:
   void SetUp() override {
-    Expected<std::unique_ptr<CudaContext>> c = CudaContext::create(0);
-    ASSERT_TRUE(c.ok()) << c.error()
-                        << " (run with LD_LIBRARY_PATH naming the fake driver "
-                           "of test/unit/FakeCuda)";
-    ctx = c.take();
-    hooks = findHooks();
-    ASSERT_TRUE(hooks) << "libcuda.so.1 is not kopt's fake driver";
-    Expected<Manifest> m =
-        loadManifest(std::string(KOPT_TEST_INPUTS) + "/fake/tma.json");
+    FakeDriverTest::SetUp();
+    if (HasFatalFailure())
+      return;
+    Expected<Manifest> m = kopt::test::loadFakeManifest("tma");
     ASSERT_TRUE(m.ok()) << m.error();
     manifest = m.take();
-    Expected<Stream> s = ctx->createStream();
-    ASSERT_TRUE(s.ok()) << s.error();
-    stream = *s;
-  }
-  void TearDown() override {
-    if (ctx && stream)
-      (void)ctx->destroyStream(stream);
   }
 
-  /// A device buffer per parameter of `kernel`; bf16 inputs hold `value`.
-  std::vector<DevicePtr> allocateParams(const KernelSpec &kernel,
-                                        float value = 1.0f) {
-    std::vector<DevicePtr> pointers;
-    for (const TensorSpec &p : kernel.params) {
-      DevicePtr ptr = allocate(p.numBytes());
-      if (p.role == Role::Input && p.dtype == DType::BF16) {
-        std::vector<uint16_t> host(p.numElements(), floatToBf16(value));
-        EXPECT_TRUE(ctx->copyToDevice(ptr, host.data(), p.numBytes()).ok());
-      } else if (p.role == Role::Workspace) {
-        EXPECT_TRUE(ctx->memsetAsync(ptr, 0, p.numBytes(), stream).ok());
-      }
-      pointers.push_back(ptr);
-    }
-    return pointers;
-  }
-  DevicePtr allocate(int64_t bytes) {
-    Expected<DeviceBuffer> b = ctx->allocate(bytes);
-    EXPECT_TRUE(b.ok()) << b.error();
-    if (!b.ok())
-      return 0;
-    buffers.push_back(b.take());
-    return buffers.back().get();
-  }
   /// The fake encoding held by the device map at `address`.
   KoptFakeTensorMap readMap(DevicePtr address) {
     unsigned char bytes[kTensorMapBytes];
@@ -136,17 +54,8 @@ protected:
         << "no encoded tensor map at the address";
     return map;
   }
-  static uint16_t floatToBf16(float f) {
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    return static_cast<uint16_t>(bits >> 16); // exact for 1.0, 2.0
-  }
 
-  std::unique_ptr<CudaContext> ctx;
-  std::unique_ptr<Hooks> hooks;
   Manifest manifest;
-  Stream stream = nullptr;
-  std::vector<DeviceBuffer> buffers; // freed before ctx (declared after it)
 };
 
 /// Checks one recorded call for a bf16 [rows, 48] tensor at `address`.
@@ -175,7 +84,7 @@ void expectBf16Call(const KoptFakeEncodeCall &c, uint64_t address,
 TEST_F(TensorMapLaunch, LaunchPassesMapsAfterParams) {
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
   ASSERT_EQ(k.tensorMaps.size(), 2u);
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   size_t before = hooks->encodeCount();
   ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
 
@@ -207,7 +116,7 @@ TEST_F(TensorMapLaunch, LaunchPassesMapsAfterParams) {
 
 TEST_F(TensorMapLaunch, MapsFollowTheSplitKWorkspace) {
   const KernelSpec &k = *manifest.findKernel("matmul_tma_splitk_bf16");
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ASSERT_EQ(ptrs.size(), 4u);
   ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
   std::vector<uint64_t> params = hooks->lastLaunchParams();
@@ -220,7 +129,7 @@ TEST_F(TensorMapLaunch, MapsFollowTheSplitKWorkspace) {
 
 TEST_F(TensorMapLaunch, RelaunchReencodesOnlyChangedAddresses) {
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
   std::vector<uint64_t> first = hooks->lastLaunchParams();
   size_t encodes = hooks->encodeCount(), copies = hooks->memcpyHtoDCount();
@@ -332,7 +241,7 @@ TEST_F(TensorMapLaunch, NoMapsNoEncode) {
 
 TEST_F(TensorMapLaunch, MisalignedAddress) {
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ptrs[1] += 8;
   size_t before = hooks->encodeCount();
   TensorMaps maps;
@@ -353,7 +262,7 @@ TEST_F(TensorMapLaunch, MisalignedAddress) {
 
 TEST_F(TensorMapLaunch, EncodeFailureNamesKernelTensorAndCUresult) {
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ptrs[0] = allocate(64); // 'a' needs 3072 bytes: the fake driver refuses
   TensorMaps maps;
   Expected<ArgPack> pack = ctx->packArgs(k, ptrs, maps, nullptr);
@@ -374,7 +283,7 @@ TEST_F(TensorMapLaunch, BindChecksItsArguments) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(),
             "kernel 'matmul_tma_bf16' takes 3 parameters, got 2 pointers");
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ptrs[0] = 0;
   s = maps.bind(*ctx, k, ptrs, nullptr);
   ASSERT_FALSE(s.ok());
@@ -384,7 +293,7 @@ TEST_F(TensorMapLaunch, BindChecksItsArguments) {
   KernelSpec bad = k;
   bad.tensorMaps[1].box[0] = 512;
   size_t before = hooks->encodeCount();
-  s = maps.bind(*ctx, bad, allocateParams(k), nullptr);
+  s = maps.bind(*ctx, bad, allocateFor(k.params, 1.0f), nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "kernel 'matmul_tma_bf16': tensor_maps[1].box[0]: "
                          "512 is out of range (1 to 256)");
@@ -397,7 +306,7 @@ TEST_F(TensorMapLaunch, RunFunction) {
   // the fake kernel leaves out1 unwritten on a non-zero workspace).
   const FunctionSpec &f = manifest.functions[0];
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
-  std::vector<DevicePtr> args = allocateParams(k, 2.0f);
+  std::vector<DevicePtr> args = allocateFor(k.params, 2.0f);
   args.push_back(allocate(32 * 40 * 4));
   size_t before = hooks->encodeCount();
   ASSERT_TRUE(ctx->runFunction(manifest, f, args, stream).ok());
@@ -440,7 +349,8 @@ TEST_F(TensorMapLaunch, ParamCountMatches) {
     EXPECT_EQ(**count, k.numLaunchParams()) << name;
   }
   const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
-  ASSERT_TRUE(ctx->launchKernel(manifest, k, allocateParams(k), stream).ok());
+  ASSERT_TRUE(
+      ctx->launchKernel(manifest, k, allocateFor(k.params, 1.0f), stream).ok());
 }
 
 TEST_F(TensorMapLaunch, ParamCountMismatchFailsBeforeLaunch) {
@@ -468,7 +378,7 @@ TEST_F(TensorMapLaunch, ParamCountMismatchFailsBeforeLaunch) {
     EXPECT_EQ(fn.error(), c.message);
   }
   // launchKernel refuses it before encoding a map or launching.
-  std::vector<DevicePtr> ptrs = allocateParams(k);
+  std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
   std::vector<uint64_t> last = hooks->lastLaunchParams();
   size_t encodes = hooks->encodeCount();
@@ -478,8 +388,7 @@ TEST_F(TensorMapLaunch, ParamCountMismatchFailsBeforeLaunch) {
   EXPECT_EQ(hooks->encodeCount(), encodes);
   EXPECT_EQ(hooks->lastLaunchParams(), last);
   // A kernel without maps whose entry takes more than it lists.
-  Expected<Manifest> stale =
-      loadManifest(std::string(KOPT_TEST_INPUTS) + "/fake/stale.json");
+  Expected<Manifest> stale = kopt::test::loadFakeManifest("stale");
   ASSERT_TRUE(stale.ok()) << stale.error();
   Expected<Function> fn = ctx->getFunction(stale->ptxPath, stale->kernels[0]);
   ASSERT_FALSE(fn.ok());
@@ -493,8 +402,7 @@ TEST_F(TensorMapLaunch, ParamCountSkippedWithoutTheSymbol) {
   if (expectParamInfo())
     GTEST_SKIP() << "the driver has cuFuncGetParamInfo";
   // An older driver: nothing to count with, so nothing is refused.
-  Expected<Manifest> stale =
-      loadManifest(std::string(KOPT_TEST_INPUTS) + "/fake/stale.json");
+  Expected<Manifest> stale = kopt::test::loadFakeManifest("stale");
   ASSERT_TRUE(stale.ok()) << stale.error();
   Expected<Function> fn = ctx->getFunction(stale->ptxPath, stale->kernels[0]);
   ASSERT_TRUE(fn.ok()) << fn.error();
