@@ -155,16 +155,11 @@ bool contains(const std::vector<std::string> &errors, const std::string &s) {
 
 class MeasureFake : public kopt::test::FakeDriverTest {
 protected:
+  MeasureFake() : FakeDriverTest({"measure", "ok", "tma", "bad"}) {}
   void SetUp() override {
     FakeDriverTest::SetUp();
-    if (HasFatalFailure())
-      return;
-    for (const char *name : {"measure", "ok", "tma", "bad"}) {
-      Expected<Manifest> m = kopt::test::loadFakeManifest(name);
-      ASSERT_TRUE(m.ok()) << m.error();
-      manifests.push_back(m.take());
-    }
-    measurer = std::make_unique<measure::Measurer>(*ctx, stream);
+    if (!HasFatalFailure())
+      measurer = std::make_unique<measure::Measurer>(*ctx, stream);
   }
   void TearDown() override {
     measurer.reset();
@@ -211,7 +206,6 @@ protected:
                                    audit);
   }
 
-  std::vector<Manifest> manifests;
   std::unique_ptr<measure::Measurer> measurer;
 };
 

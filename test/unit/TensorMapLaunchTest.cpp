@@ -36,14 +36,9 @@ constexpr int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillNone = 0;
 
 class TensorMapLaunch : public kopt::test::FakeDriverTest {
 protected:
-  void SetUp() override {
-    FakeDriverTest::SetUp();
-    if (HasFatalFailure())
-      return;
-    Expected<Manifest> m = kopt::test::loadFakeManifest("tma");
-    ASSERT_TRUE(m.ok()) << m.error();
-    manifest = m.take();
-  }
+  TensorMapLaunch() : FakeDriverTest({"tma"}) {}
+
+  const Manifest &manifest() const { return manifests[0]; }
 
   /// The fake encoding held by the device map at `address`.
   KoptFakeTensorMap readMap(DevicePtr address) {
@@ -54,8 +49,6 @@ protected:
         << "no encoded tensor map at the address";
     return map;
   }
-
-  Manifest manifest;
 };
 
 /// Checks one recorded call for a bf16 [rows, 48] tensor at `address`.
@@ -82,11 +75,11 @@ void expectBf16Call(const KoptFakeEncodeCall &c, uint64_t address,
 } // namespace
 
 TEST_F(TensorMapLaunch, LaunchPassesMapsAfterParams) {
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   ASSERT_EQ(k.tensorMaps.size(), 2u);
   std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   size_t before = hooks->encodeCount();
-  ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
+  ASSERT_TRUE(ctx->launchKernel(manifest(), k, ptrs, stream).ok());
 
   // Encoded once each, in tensor_maps order, from the manifest's fields.
   std::vector<KoptFakeEncodeCall> calls = hooks->callsSince(before);
@@ -115,10 +108,10 @@ TEST_F(TensorMapLaunch, LaunchPassesMapsAfterParams) {
 }
 
 TEST_F(TensorMapLaunch, MapsFollowTheSplitKWorkspace) {
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_splitk_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_splitk_bf16");
   std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ASSERT_EQ(ptrs.size(), 4u);
-  ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
+  ASSERT_TRUE(ctx->launchKernel(manifest(), k, ptrs, stream).ok());
   std::vector<uint64_t> params = hooks->lastLaunchParams();
   ASSERT_EQ(params.size(), 6u);
   for (size_t i = 0; i < 4; ++i)
@@ -128,15 +121,15 @@ TEST_F(TensorMapLaunch, MapsFollowTheSplitKWorkspace) {
 }
 
 TEST_F(TensorMapLaunch, RelaunchReencodesOnlyChangedAddresses) {
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
-  ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
+  ASSERT_TRUE(ctx->launchKernel(manifest(), k, ptrs, stream).ok());
   std::vector<uint64_t> first = hooks->lastLaunchParams();
   size_t encodes = hooks->encodeCount(), copies = hooks->memcpyHtoDCount();
 
   // Same buffers: no encode and no host-to-device copy.
   for (int i = 0; i < 5; ++i)
-    ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
+    ASSERT_TRUE(ctx->launchKernel(manifest(), k, ptrs, stream).ok());
   EXPECT_EQ(hooks->encodeCount(), encodes);
   EXPECT_EQ(hooks->memcpyHtoDCount(), copies);
   EXPECT_EQ(hooks->lastLaunchParams(), first);
@@ -145,7 +138,7 @@ TEST_F(TensorMapLaunch, RelaunchReencodesOnlyChangedAddresses) {
   std::vector<DevicePtr> moved = ptrs;
   moved[0] = allocate(32 * 48 * 2);
   copies = hooks->memcpyHtoDCount();
-  ASSERT_TRUE(ctx->launchKernel(manifest, k, moved, stream).ok());
+  ASSERT_TRUE(ctx->launchKernel(manifest(), k, moved, stream).ok());
   std::vector<KoptFakeEncodeCall> calls = hooks->callsSince(encodes);
   ASSERT_EQ(calls.size(), 1u);
   expectBf16Call(calls[0], moved[0], 32, 32, 16, kSwizzle64B);
@@ -240,7 +233,7 @@ TEST_F(TensorMapLaunch, NoMapsNoEncode) {
 }
 
 TEST_F(TensorMapLaunch, MisalignedAddress) {
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ptrs[1] += 8;
   size_t before = hooks->encodeCount();
@@ -256,12 +249,12 @@ TEST_F(TensorMapLaunch, MisalignedAddress) {
       << pack.error();
   // Map 0 was fine and encoded; map 1 never reached the driver.
   EXPECT_EQ(hooks->encodeCount(), before + 1);
-  Status launched = ctx->launchKernel(manifest, k, ptrs, stream);
+  Status launched = ctx->launchKernel(manifest(), k, ptrs, stream);
   EXPECT_FALSE(launched.ok());
 }
 
 TEST_F(TensorMapLaunch, EncodeFailureNamesKernelTensorAndCUresult) {
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
   ptrs[0] = allocate(64); // 'a' needs 3072 bytes: the fake driver refuses
   TensorMaps maps;
@@ -277,7 +270,7 @@ TEST_F(TensorMapLaunch, EncodeFailureNamesKernelTensorAndCUresult) {
 }
 
 TEST_F(TensorMapLaunch, BindChecksItsArguments) {
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   TensorMaps maps;
   Status s = maps.bind(*ctx, k, {1, 2}, nullptr);
   ASSERT_FALSE(s.ok());
@@ -304,12 +297,12 @@ TEST_F(TensorMapLaunch, RunFunction) {
   // forward: matmul_tma_bf16 into out0, then the split-K one into out1 with a
   // workspace buffer (zeroed by runFunction: fresh fake memory is not, and
   // the fake kernel leaves out1 unwritten on a non-zero workspace).
-  const FunctionSpec &f = manifest.functions[0];
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const FunctionSpec &f = manifest().functions[0];
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   std::vector<DevicePtr> args = allocateFor(k.params, 2.0f);
   args.push_back(allocate(32 * 40 * 4));
   size_t before = hooks->encodeCount();
-  ASSERT_TRUE(ctx->runFunction(manifest, f, args, stream).ok());
+  ASSERT_TRUE(ctx->runFunction(manifest(), f, args, stream).ok());
   EXPECT_EQ(hooks->encodeCount(), before + 4); // two kernels, two maps each
   for (int i : {2, 3}) {
     std::vector<float> out(32 * 40);
@@ -322,7 +315,7 @@ TEST_F(TensorMapLaunch, RunFunction) {
   EXPECT_EQ(readMap(params[4]).globalAddress, args[0]);
 
   // Again with the same arguments: the maps are kept, nothing is encoded.
-  ASSERT_TRUE(ctx->runFunction(manifest, f, args, stream).ok());
+  ASSERT_TRUE(ctx->runFunction(manifest(), f, args, stream).ok());
   EXPECT_EQ(hooks->encodeCount(), before + 4);
 }
 
@@ -340,24 +333,25 @@ TEST_F(TensorMapLaunch, ParamCountMatches) {
     GTEST_SKIP() << "the driver has no cuFuncGetParamInfo";
   // a, b, result and two maps; the same after the split-K workspace.
   for (const char *name : {"matmul_tma_bf16", "matmul_tma_splitk_bf16"}) {
-    const KernelSpec &k = *manifest.findKernel(name);
-    Expected<Function> fn = ctx->getFunction(manifest.ptxPath, k);
+    const KernelSpec &k = *manifest().findKernel(name);
+    Expected<Function> fn = ctx->getFunction(manifest().ptxPath, k);
     ASSERT_TRUE(fn.ok()) << fn.error();
     Expected<std::optional<size_t>> count = ctx->countKernelParams(*fn);
     ASSERT_TRUE(count.ok()) << count.error();
     ASSERT_TRUE(count->has_value());
     EXPECT_EQ(**count, k.numLaunchParams()) << name;
   }
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   ASSERT_TRUE(
-      ctx->launchKernel(manifest, k, allocateFor(k.params, 1.0f), stream).ok());
+      ctx->launchKernel(manifest(), k, allocateFor(k.params, 1.0f), stream)
+          .ok());
 }
 
 TEST_F(TensorMapLaunch, ParamCountMismatchFailsBeforeLaunch) {
   ASSERT_EQ(canCountKernelParams(), expectParamInfo());
   if (!expectParamInfo())
     GTEST_SKIP() << "the driver has no cuFuncGetParamInfo";
-  const KernelSpec &k = *manifest.findKernel("matmul_tma_bf16");
+  const KernelSpec &k = *manifest().findKernel("matmul_tma_bf16");
   const std::string entry =
       "kernel 'matmul_tma_bf16': the PTX entry takes 5 parameters, the "
       "manifest lists ";
@@ -373,16 +367,16 @@ TEST_F(TensorMapLaunch, ParamCountMismatchFailsBeforeLaunch) {
   for (const Case &c : {Case{&removed, entry + "3 params and no tensor maps"},
                         Case{&truncated, entry + "3 params and 1 tensor map"},
                         Case{&extra, entry + "3 params and 3 tensor maps"}}) {
-    Expected<Function> fn = ctx->getFunction(manifest.ptxPath, *c.kernel);
+    Expected<Function> fn = ctx->getFunction(manifest().ptxPath, *c.kernel);
     ASSERT_FALSE(fn.ok());
     EXPECT_EQ(fn.error(), c.message);
   }
   // launchKernel refuses it before encoding a map or launching.
   std::vector<DevicePtr> ptrs = allocateFor(k.params, 1.0f);
-  ASSERT_TRUE(ctx->launchKernel(manifest, k, ptrs, stream).ok());
+  ASSERT_TRUE(ctx->launchKernel(manifest(), k, ptrs, stream).ok());
   std::vector<uint64_t> last = hooks->lastLaunchParams();
   size_t encodes = hooks->encodeCount();
-  Status s = ctx->launchKernel(manifest, truncated, ptrs, stream);
+  Status s = ctx->launchKernel(manifest(), truncated, ptrs, stream);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), entry + "3 params and 1 tensor map");
   EXPECT_EQ(hooks->encodeCount(), encodes);
@@ -409,7 +403,7 @@ TEST_F(TensorMapLaunch, ParamCountSkippedWithoutTheSymbol) {
   Expected<std::optional<size_t>> count = ctx->countKernelParams(*fn);
   ASSERT_TRUE(count.ok()) << count.error();
   EXPECT_FALSE(count->has_value());
-  KernelSpec removed = *manifest.findKernel("matmul_tma_bf16");
+  KernelSpec removed = *manifest().findKernel("matmul_tma_bf16");
   removed.tensorMaps.clear();
-  EXPECT_TRUE(ctx->getFunction(manifest.ptxPath, removed).ok());
+  EXPECT_TRUE(ctx->getFunction(manifest().ptxPath, removed).ok());
 }

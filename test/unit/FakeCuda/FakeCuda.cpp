@@ -105,6 +105,33 @@ struct FakeEvent {
 
 int primaryContext = 0;
 
+/// The results the fake returns: cuGetErrorName's name and
+/// cuGetErrorString's text ("fake error" for those without one).
+struct ErrorText {
+  CUresult code;
+  const char *name;
+  const char *text;
+};
+constexpr ErrorText kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", nullptr},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", nullptr},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX",
+     "a PTX JIT compilation failed"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", nullptr},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", nullptr},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT",
+     "the fake device would be busy for more than 5 s"},
+};
+
+const ErrorText *findError(CUresult error) {
+  for (const ErrorText &e : kErrors)
+    if (e.code == error)
+      return &e;
+  return nullptr;
+}
+
 /// `*v` = the value `table` gives `attr` (a device's or a function's
 /// attribute); for one it lacks, `otherwise`, or CUDA_ERROR_INVALID_VALUE
 /// without one.
@@ -146,55 +173,14 @@ struct CUstream_st {
 extern "C" {
 
 CUresult cuGetErrorName(CUresult error, const char **pStr) {
-  switch (error) {
-  case CUDA_SUCCESS:
-    *pStr = "CUDA_SUCCESS";
-    break;
-  case CUDA_ERROR_INVALID_VALUE:
-    *pStr = "CUDA_ERROR_INVALID_VALUE";
-    break;
-  case CUDA_ERROR_NOT_INITIALIZED:
-    *pStr = "CUDA_ERROR_NOT_INITIALIZED";
-    break;
-  case CUDA_ERROR_INVALID_PTX:
-    *pStr = "CUDA_ERROR_INVALID_PTX";
-    break;
-  case CUDA_ERROR_NOT_FOUND:
-    *pStr = "CUDA_ERROR_NOT_FOUND";
-    break;
-  case CUDA_ERROR_INVALID_HANDLE:
-    *pStr = "CUDA_ERROR_INVALID_HANDLE";
-    break;
-  case CUDA_ERROR_NOT_READY:
-    *pStr = "CUDA_ERROR_NOT_READY";
-    break;
-  case CUDA_ERROR_LAUNCH_TIMEOUT:
-    *pStr = "CUDA_ERROR_LAUNCH_TIMEOUT";
-    break;
-  default:
-    *pStr = nullptr;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
+  const ErrorText *e = findError(error);
+  *pStr = e ? e->name : nullptr;
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuGetErrorString(CUresult error, const char **pStr) {
-  switch (error) {
-  case CUDA_ERROR_INVALID_VALUE:
-    *pStr = "invalid argument";
-    break;
-  case CUDA_ERROR_INVALID_PTX:
-    *pStr = "a PTX JIT compilation failed";
-    break;
-  case CUDA_ERROR_NOT_FOUND:
-    *pStr = "named symbol not found";
-    break;
-  case CUDA_ERROR_LAUNCH_TIMEOUT:
-    *pStr = "the fake device would be busy for more than 5 s";
-    break;
-  default:
-    *pStr = "fake error";
-  }
+  const ErrorText *e = findError(error);
+  *pStr = e && e->text ? e->text : "fake error";
   return CUDA_SUCCESS;
 }
 

@@ -69,6 +69,11 @@ void FakeDriverTest::SetUp() {
   Expected<Stream> s = ctx->createStream();
   ASSERT_TRUE(s.ok()) << s.error();
   stream = *s;
+  for (const std::string &name : manifestNames) {
+    Expected<Manifest> m = loadFakeManifest(name);
+    ASSERT_TRUE(m.ok()) << m.error();
+    manifests.push_back(m.take());
+  }
 }
 
 void FakeDriverTest::TearDown() {

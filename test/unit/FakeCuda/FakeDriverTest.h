@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kopt::test {
@@ -55,10 +56,13 @@ std::unique_ptr<FakeDriverHooks> findFakeDriverHooks();
 /// The manifest test/unit/Inputs/fake/NAME.json.
 rt::Expected<rt::Manifest> loadFakeManifest(const std::string &name);
 
-/// A context on device 0 of the fake driver, its hooks and a stream; device
-/// buffers allocated through it are freed before the context.
+/// A context on device 0 of the fake driver, its hooks, a stream and the
+/// manifests named at construction (Inputs/fake/NAME.json); device buffers
+/// allocated through it are freed before the context.
 class FakeDriverTest : public ::testing::Test {
 protected:
+  explicit FakeDriverTest(std::vector<std::string> manifestNames = {})
+      : manifestNames(std::move(manifestNames)) {}
   void SetUp() override;
   void TearDown() override;
 
@@ -73,6 +77,11 @@ protected:
   std::unique_ptr<FakeDriverHooks> hooks;
   rt::Stream stream = nullptr;
   std::vector<rt::DeviceBuffer> buffers; // freed before ctx (declared after it)
+  /// Loaded by SetUp, in the order of their names.
+  std::vector<rt::Manifest> manifests;
+
+private:
+  std::vector<std::string> manifestNames;
 };
 
 } // namespace kopt::test
