@@ -52,6 +52,43 @@ std::optional<uint64_t> parseUnsigned(const std::string &text, uint64_t max) {
   return v;
 }
 
+/// An option with a whole-number value: its name, its range, what its error
+/// says it needs (null: "an integer in [min, max]") and where it goes.
+struct NumberOption {
+  const char *name;
+  uint64_t min, max;
+  const char *needs;
+  void (*store)(Options &, uint64_t);
+};
+
+const NumberOption kNumberOptions[] = {
+    {"--runs", 1, 1000000, nullptr,
+     [](Options &o, uint64_t v) { o.timing.runs = int64_t(v); }},
+    {"--warmup", 0, 1000000, nullptr,
+     [](Options &o, uint64_t v) { o.timing.warmup = int64_t(v); }},
+    {"--rotate", 1, 1024, nullptr,
+     [](Options &o, uint64_t v) { o.timing.inputSets = int64_t(v); }},
+    {"--audit", 0, 1000000, nullptr,
+     [](Options &o, uint64_t v) { o.timing.auditRuns = int64_t(v); }},
+    {"--timeout", 0, 86400000, "milliseconds in [0, 86400000]",
+     [](Options &o, uint64_t v) { o.timing.timeoutMs = double(v); }},
+    {"--time-budget", 0, 86400000, "milliseconds in [0, 86400000]",
+     [](Options &o, uint64_t v) { o.timing.timeBudgetMs = double(v); }},
+    {"--min-runs", 1, 1000000, nullptr,
+     [](Options &o, uint64_t v) { o.timing.minRuns = int64_t(v); }},
+    {"--seed", 0, UINT64_MAX, "a non-negative integer",
+     [](Options &o, uint64_t v) { o.seed = v; }},
+    {"--device", 0, 1024, "a device ordinal",
+     [](Options &o, uint64_t v) { o.device = int(v); }},
+};
+
+const NumberOption *findNumberOption(const std::string &name) {
+  for (const NumberOption &n : kNumberOptions)
+    if (name == n.name)
+      return &n;
+  return nullptr;
+}
+
 } // namespace
 
 std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
@@ -66,11 +103,8 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
         arg = arg.substr(0, eq);
       }
     }
-    bool takesValue = arg == "--kernel" || arg == "--runs" ||
-                      arg == "--warmup" || arg == "--seed" ||
-                      arg == "--device" || arg == "-o" || arg == "--rotate" ||
-                      arg == "--audit" || arg == "--timeout" ||
-                      arg == "--time-budget" || arg == "--min-runs";
+    const NumberOption *number = findNumberOption(arg);
+    bool takesValue = number || arg == "--kernel" || arg == "-o";
     std::string value;
     if (takesValue) {
       if (inlineValue) {
@@ -88,49 +122,16 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
       help = true;
     } else if (arg == "--kernel") {
       opts.kernels.push_back(value);
-    } else if (arg == "--runs") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v || *v < 1)
-        return "--runs needs an integer in [1, 1000000], got '" + value + "'";
-      opts.timing.runs = static_cast<int64_t>(*v);
-    } else if (arg == "--warmup") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v)
-        return "--warmup needs an integer in [0, 1000000], got '" + value + "'";
-      opts.timing.warmup = static_cast<int64_t>(*v);
-    } else if (arg == "--rotate") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1024);
-      if (!v || *v < 1)
-        return "--rotate needs an integer in [1, 1024], got '" + value + "'";
-      opts.timing.inputSets = static_cast<int64_t>(*v);
-    } else if (arg == "--audit") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v)
-        return "--audit needs an integer in [0, 1000000], got '" + value + "'";
-      opts.timing.auditRuns = static_cast<int64_t>(*v);
-    } else if (arg == "--timeout" || arg == "--time-budget") {
-      std::optional<uint64_t> v = parseUnsigned(value, 86400000);
-      if (!v)
-        return arg + " needs milliseconds in [0, 86400000], got '" + value +
-               "'";
-      (arg == "--timeout" ? opts.timing.timeoutMs : opts.timing.timeBudgetMs) =
-          static_cast<double>(*v);
-    } else if (arg == "--min-runs") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1000000);
-      if (!v || *v < 1)
-        return "--min-runs needs an integer in [1, 1000000], got '" + value +
-               "'";
-      opts.timing.minRuns = static_cast<int64_t>(*v);
-    } else if (arg == "--seed") {
-      std::optional<uint64_t> v = parseUnsigned(value, UINT64_MAX);
-      if (!v)
-        return "--seed needs a non-negative integer, got '" + value + "'";
-      opts.seed = *v;
-    } else if (arg == "--device") {
-      std::optional<uint64_t> v = parseUnsigned(value, 1024);
-      if (!v)
-        return "--device needs a device ordinal, got '" + value + "'";
-      opts.device = static_cast<int>(*v);
+    } else if (number) {
+      std::optional<uint64_t> v = parseUnsigned(value, number->max);
+      if (!v || *v < number->min)
+        return arg + " needs " +
+               (number->needs
+                    ? std::string(number->needs)
+                    : "an integer in [" + std::to_string(number->min) + ", " +
+                          std::to_string(number->max) + "]") +
+               ", got '" + value + "'";
+      number->store(opts, *v);
     } else if (arg == "--no-time") {
       opts.time = false;
     } else if (arg == "--no-check") {
