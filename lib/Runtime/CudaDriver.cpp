@@ -252,7 +252,8 @@ void DeviceBuffer::reset() {
 //===----------------------------------------------------------------------===//
 
 Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
-                        const std::vector<DevicePtr> &pointers, Stream stream) {
+                        const std::vector<DevicePtr> &pointers,
+                        Stream stream) {
   if (pointers.size() != kernel.params.size())
     return Status::error("kernel '" + kernel.name + "' takes " +
                          std::to_string(kernel.params.size()) +
@@ -312,9 +313,10 @@ Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
           std::to_string(geometry->swizzle) + ", address " +
           hexAddress(address) + "]");
     // In stream order: after the launches that read the old map.
-    KOPT_RETURN_IF_ERROR(ctx.copyToDeviceAsync(map.buffer.get(), &encoded,
-                                               kTensorMapBytes, stream)
-                             .withContext(what));
+    KOPT_RETURN_IF_ERROR(
+        ctx.copyToDeviceAsync(map.buffer.get(), &encoded, kTensorMapBytes,
+                              stream)
+            .withContext(what));
     map.encoded = true;
     map.tensor = address;
     map.geometry = geometry.take();
@@ -424,9 +426,9 @@ Status CudaContext::copyToDevice(DevicePtr dst, const void *src,
 
 Status CudaContext::copyToDeviceAsync(DevicePtr dst, const void *src,
                                       int64_t bytes, Stream stream) {
-  return check(
-      api.cuMemcpyHtoDAsync(dst, src, static_cast<size_t>(bytes), stream),
-      "cuMemcpyHtoDAsync(" + std::to_string(bytes) + " bytes)");
+  return check(api.cuMemcpyHtoDAsync(dst, src, static_cast<size_t>(bytes),
+                                     stream),
+               "cuMemcpyHtoDAsync(" + std::to_string(bytes) + " bytes)");
 }
 
 Status CudaContext::copyToHost(void *dst, DevicePtr src, int64_t bytes) {
@@ -434,11 +436,11 @@ Status CudaContext::copyToHost(void *dst, DevicePtr src, int64_t bytes) {
                "cuMemcpyDtoH(" + std::to_string(bytes) + " bytes)");
 }
 
-Status CudaContext::copyDeviceAsync(DevicePtr dst, DevicePtr src, int64_t bytes,
-                                    Stream stream) {
-  return check(
-      api.cuMemcpyDtoDAsync(dst, src, static_cast<size_t>(bytes), stream),
-      "cuMemcpyDtoDAsync(" + std::to_string(bytes) + " bytes)");
+Status CudaContext::copyDeviceAsync(DevicePtr dst, DevicePtr src,
+                                    int64_t bytes, Stream stream) {
+  return check(api.cuMemcpyDtoDAsync(dst, src, static_cast<size_t>(bytes),
+                                     stream),
+               "cuMemcpyDtoDAsync(" + std::to_string(bytes) + " bytes)");
 }
 
 Status CudaContext::memsetAsync(DevicePtr dst, uint8_t value, int64_t bytes,
@@ -474,13 +476,12 @@ void CudaContext::popCurrent() {
 
 Status CudaContext::checkStream(Stream stream) {
   if (!stream)
-    return Status::success(); // the legacy default stream of the current
-                              // context
+    return Status::success(); // the legacy default stream of the current context
   CUcontext owner = nullptr;
-  KOPT_RETURN_IF_ERROR(
-      check(api.cuStreamGetCtx(stream, &owner),
-            "cuStreamGetCtx(stream " +
-                hexAddress(reinterpret_cast<uintptr_t>(stream)) + ")"));
+  KOPT_RETURN_IF_ERROR(check(api.cuStreamGetCtx(stream, &owner),
+                             "cuStreamGetCtx(stream " +
+                                 hexAddress(reinterpret_cast<uintptr_t>(stream)) +
+                                 ")"));
   if (owner != context)
     return Status::error("the stream " +
                          hexAddress(reinterpret_cast<uintptr_t>(stream)) +
@@ -755,7 +756,8 @@ resolveLaunches(const Manifest &manifest, const FunctionSpec &function,
   if (layout->bytes > 0 && workspace % kWorkspaceAlignment != 0)
     return Status::error(where + ": the workspace address " +
                          hexAddress(workspace) + " is not " +
-                         std::to_string(kWorkspaceAlignment) + "-byte aligned");
+                         std::to_string(kWorkspaceAlignment) +
+                         "-byte aligned");
 
   std::map<int64_t, DevicePtr> buffers;
   for (size_t i = 0; i < function.buffers.size(); ++i)
@@ -764,7 +766,8 @@ resolveLaunches(const Manifest &manifest, const FunctionSpec &function,
   for (const LaunchSpec &launch : function.launches) {
     const KernelSpec *kernel = manifest.findKernel(launch.kernel);
     if (!kernel)
-      return Status::error(where + ": no kernel named '" + launch.kernel + "'");
+      return Status::error(where + ": no kernel named '" + launch.kernel +
+                           "'");
     std::vector<DevicePtr> pointers;
     for (const LaunchArg &a : launch.args) {
       if (a.kind == LaunchArg::Kind::Arg) {
@@ -805,11 +808,12 @@ Status CudaContext::launchFunction(const Manifest &manifest,
       return layout.status();
     for (size_t i = 0; i < function.buffers.size(); ++i)
       if (function.buffers[i].workspace)
-        KOPT_RETURN_IF_ERROR(memsetAsync(workspace + layout->offsets[i], 0,
-                                         numBytes(function.buffers[i].shape,
-                                                  function.buffers[i].dtype),
-                                         stream)
-                                 .withContext(where));
+        KOPT_RETURN_IF_ERROR(
+            memsetAsync(workspace + layout->offsets[i], 0,
+                        numBytes(function.buffers[i].shape,
+                                 function.buffers[i].dtype),
+                        stream)
+                .withContext(where));
   }
   for (const ResolvedLaunch &launch : *plan)
     KOPT_RETURN_IF_ERROR(
@@ -831,8 +835,8 @@ Status CudaContext::runFunction(const Manifest &manifest,
       return buf.status().withContext("function '" + function.name + "'");
     workspace = buf.take();
   }
-  KOPT_RETURN_IF_ERROR(launchFunction(manifest, function, args, workspace.get(),
-                                      layout->bytes, stream));
+  KOPT_RETURN_IF_ERROR(launchFunction(manifest, function, args,
+                                      workspace.get(), layout->bytes, stream));
   // The workspace is freed on return; wait for the launches that use it.
   return synchronize(stream).withContext("function '" + function.name + "'");
 }
