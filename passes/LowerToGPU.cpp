@@ -183,18 +183,16 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
     // the kernel's workspace and tensor maps.
     Location loc = kernel.getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    gpu::KernelDim3 grid{one, one, one};
-    gpu::KernelDim3 block{one, one, one};
     Value shared = arith::ConstantIntOp::create(b, loc, 0, 32);
-    auto launch = gpu::LaunchFuncOp::create(b, loc, gpuFunc, grid, block,
-                                            shared, operands);
-    launch->setAttr("kopt.num_inputs",
-                    b.getI64IntegerAttr(kernel.getInputs().size()));
-    launch->setAttr("kopt.num_outputs",
-                    b.getI64IntegerAttr(kernel.getResults().size()));
-    launch->setAttr("kopt.class", b.getStringAttr(stringifyKernelClass(*kind)));
-    if (DictionaryAttr source = kernel.getSourceAttr())
-      launch->setAttr("kopt.source", source);
+    LaunchOp::create(
+        b, loc,
+        SymbolRefAttr::get(gpuModule.getNameAttr(),
+                           {FlatSymbolRefAttr::get(gpuFunc.getNameAttr())}),
+        one, one, one, one, one, one, shared, operands,
+        b.getStringAttr(stringifyKernelClass(*kind)),
+        b.getI64IntegerAttr(kernel.getInputs().size()),
+        b.getI64IntegerAttr(kernel.getResults().size()),
+        kernel.getSourceAttr(), /*schedule=*/ScheduleAttr());
   }
   for (Value mem : allocs)
     memref::DeallocOp::create(b, func.getLoc(), mem);
@@ -215,8 +213,6 @@ void KoptLowerToGPUPass::runOnOperation() {
     return;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kopt_kernels");
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  b.getUnitAttr());
   for (func::FuncOp f : funcs)
     if (failed(lowerFunction(f, gpuModule)))
       return signalPassFailure();

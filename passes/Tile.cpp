@@ -38,19 +38,19 @@ struct KoptTilePass : public kopt::impl::KoptTileBase<KoptTilePass> {
 /// Sets `launch`'s dimensions and shared memory from `cfg` and appends the
 /// kernel's workspace (allocated before the launch, freed before the host
 /// function returns) and tensor maps to its operands.
-void completeLaunch(gpu::LaunchFuncOp launch, const LaunchConfig &cfg,
+void completeLaunch(LaunchOp launch, const LaunchConfig &cfg,
                     ScheduleAttr schedule) {
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  launch.getGridSizeXMutable().assign(c(cfg.grid[0]));
-  launch.getGridSizeYMutable().assign(c(cfg.grid[1]));
-  launch.getGridSizeZMutable().assign(c(cfg.grid[2]));
-  launch.getBlockSizeXMutable().assign(c(cfg.block[0]));
-  launch.getBlockSizeYMutable().assign(c(cfg.block[1]));
-  launch.getBlockSizeZMutable().assign(c(cfg.block[2]));
+  launch.getGridXMutable().assign(c(cfg.grid[0]));
+  launch.getGridYMutable().assign(c(cfg.grid[1]));
+  launch.getGridZMutable().assign(c(cfg.grid[2]));
+  launch.getBlockXMutable().assign(c(cfg.block[0]));
+  launch.getBlockYMutable().assign(c(cfg.block[1]));
+  launch.getBlockZMutable().assign(c(cfg.block[2]));
   launch.getDynamicSharedMemorySizeMutable().assign(
       arith::ConstantIntOp::create(b, loc, cfg.dynamicSharedBytes, 32));
   SmallVector<Value> extra;
@@ -78,9 +78,9 @@ void completeLaunch(gpu::LaunchFuncOp launch, const LaunchConfig &cfg,
              b.getNamedAttr("swizzle", b.getI64IntegerAttr(m.swizzleBytes))}));
     extra.push_back(map);
   }
-  launch.getKernelOperandsMutable().append(extra);
+  launch.getArgsMutable().append(extra);
   if (schedule)
-    launch->setAttr("kopt.schedule", schedule);
+    launch.setScheduleAttr(schedule);
 }
 
 void KoptTilePass::runOnOperation() {
@@ -114,8 +114,8 @@ void KoptTilePass::runOnOperation() {
   // through SymbolTable::lookupNearestSymbolFrom scans the gpu.module, which
   // made this pass quadratic in the number of kernels.
   SymbolTableCollection symbols;
-  DenseMap<Operation *, SmallVector<gpu::LaunchFuncOp>> launches;
-  module.walk([&](gpu::LaunchFuncOp launch) {
+  DenseMap<Operation *, SmallVector<LaunchOp>> launches;
+  module.walk([&](LaunchOp launch) {
     if (Operation *callee =
             symbols.lookupNearestSymbolFrom(launch, launch.getKernel()))
       launches[callee].push_back(launch);
@@ -153,7 +153,7 @@ void KoptTilePass::runOnOperation() {
         b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->block[0]),
                                 static_cast<int32_t>(cfg->block[1]),
                                 static_cast<int32_t>(cfg->block[2])}));
-    for (gpu::LaunchFuncOp launch : launches.lookup(func))
+    for (LaunchOp launch : launches.lookup(func))
       completeLaunch(launch, *cfg, schedule);
   }
 }

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -484,5 +485,57 @@ LogicalResult MainloopOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResults().getTypes())
     return emitOpError("yielded types differ from the result types");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchOp::verify() {
+  if (getNumInputs() + getNumOutputs() > static_cast<int64_t>(getArgs().size()))
+    return emitOpError("has ")
+           << getArgs().size() << " args, fewer than num_inputs ("
+           << getNumInputs() << ") + num_outputs (" << getNumOutputs() << ")";
+  if (!manifest::parseKernelClass(getKernelClass()))
+    return emitOpError("unknown kernel_class '") << getKernelClass() << "'";
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  // Resolved through `symbols` (one table per module, built once), so a
+  // module's verification is linear in its launches.
+  SymbolRefAttr ref = getKernel();
+  Operation *container = symbols.lookupNearestSymbolFrom(
+      getOperation(), FlatSymbolRefAttr::get(ref.getRootReference()));
+  if (!container)
+    return emitOpError("kernel container '")
+           << ref.getRootReference().getValue() << "' is not defined";
+  // A serialized container (gpu.binary) has no symbols left to check.
+  if (!container->hasTrait<OpTrait::SymbolTable>())
+    return success();
+  if (ref.getNestedReferences().size() != 1)
+    return emitOpError("expects a kernel reference @container::@kernel, got ")
+           << ref;
+  Operation *callee = symbols.lookupSymbolIn(container, ref.getLeafReference());
+  auto fn = dyn_cast_or_null<FunctionOpInterface>(callee);
+  if (!fn || !callee->hasAttr("gpu.kernel"))
+    return emitOpError("'")
+           << ref << "' does not name a kernel function (a gpu.func with "
+           << "the `kernel` attribute)";
+  // Types are checked against a gpu.func; once it is lowered to an llvm.func
+  // (memrefs expanded into pointers and sizes) the args stay as they were.
+  if (callee->getName().getStringRef() != "gpu.func")
+    return success();
+  ArrayRef<Type> params = fn.getArgumentTypes();
+  if (params.size() != getArgs().size())
+    return emitOpError("passes ")
+           << getArgs().size() << " args to '" << ref.getLeafReference().getValue()
+           << "', which has " << params.size() << " parameters";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getArgs(), params)))
+    if (std::get<0>(pair).getType() != std::get<1>(pair))
+      return emitOpError("arg #")
+             << i << " has type " << std::get<0>(pair).getType()
+             << ", the kernel's parameter has type " << std::get<1>(pair);
   return success();
 }

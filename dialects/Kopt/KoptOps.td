@@ -12,6 +12,7 @@ include "KoptAttrs.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 // Every kopt op refuses attributes it does not define (a misspelled
 // `tranpose_b` would otherwise be kept as a discardable attribute and ignored)
@@ -328,6 +329,63 @@ def Kopt_MainloopOp : Kopt_Op<"mainloop", [AttrSizedOperandSegments,
     (`k_begin` $k_begin^)? `k_tiles` $k_tiles
     (`iter_args` `(` $init^ `:` type($init) `)`)?
     attr-dict `:` type($a) `,` type($b) (`->` type($results)^)? $body
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Host functions (from kopt-lower-to-gpu on)
+//===----------------------------------------------------------------------===//
+
+def Kopt_LaunchOp : Kopt_Op<"launch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "launches an outlined kernel from a host function";
+  let description = [{
+    Made by `kopt-lower-to-gpu`, one per kernel in the order the host function
+    runs them; `kopt-tile` sets the grid, block and dynamic shared memory
+    (bytes) and appends the kernel's workspace and tensor maps to `args`. The
+    launch manifest (lib/Target/ManifestFromModule.cpp) is written from these
+    ops: `kernel_class` (a kernel class of docs/manifest.md), `num_inputs` and
+    `num_outputs` (the first `args` are the kernel's inputs, then its outputs,
+    then workspace and tensor maps), `source` (the kopt op or ops it computes)
+    and `schedule` (the checked schedule of a matmul kernel).
+
+    `kernel` names a kernel `gpu.func` of a `gpu.module`, or a `gpu.binary`
+    after `gpu-module-to-binary`; the argument types must be the kernel's
+    parameter types. The check resolves symbols through one symbol table per
+    module (SymbolUserOpInterface), so verifying a module is linear in its
+    launches; MLIR 22's `gpu.launch_func` is resolved by the verifier of
+    `gpu.container_module` with a scan of the `gpu.module` per launch, which
+    made every verification quadratic in the number of kernels.
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel,
+                       Index:$grid_x, Index:$grid_y, Index:$grid_z,
+                       Index:$block_x, Index:$block_y, Index:$block_z,
+                       I32:$dynamic_shared_memory_size,
+                       Variadic<AnyType>:$args,
+                       StrAttr:$kernel_class,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$num_inputs,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$num_outputs,
+                       OptionalAttr<DictionaryAttr>:$source,
+                       OptionalAttr<Kopt_ScheduleAttr>:$schedule);
+  let assemblyFormat = [{
+    $kernel `blocks` `in` ` ` `(` $grid_x `,` $grid_y `,` $grid_z `)`
+    `threads` `in` ` ` `(` $block_x `,` $block_y `,` $block_z `)`
+    `dynamic_shared_memory_size` $dynamic_shared_memory_size
+    (`args` `(` $args^ `:` type($args) `)`)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The kernel's name within its gpu.module (the leaf of `kernel`).
+    ::mlir::StringAttr getKernelName() {
+      return getKernel().getLeafReference();
+    }
+    /// The grid and block sizes, x, y, z.
+    ::llvm::SmallVector<::mlir::Value, 3> getGridSizes() {
+      return {getGridX(), getGridY(), getGridZ()};
+    }
+    ::llvm::SmallVector<::mlir::Value, 3> getBlockSizes() {
+      return {getBlockX(), getBlockY(), getBlockZ()};
+    }
   }];
   let hasVerifier = 1;
 }

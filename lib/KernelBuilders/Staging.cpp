@@ -246,7 +246,8 @@ static constexpr llvm::StringLiteral kDynamicSmem = "kopt_dynamic_smem";
 /// The module's dynamic shared memory array (created on first use): a public
 /// zero-size global in address space 3 lowers to `.extern .shared .align 1024
 /// .b8 kopt_dynamic_smem[]` (../shared/MLIR22-NOTES.md:
-/// gpu.dynamic_shared_memory does not).
+/// gpu.dynamic_shared_memory does not). It stands first in the gpu.module, so
+/// the lookup of every kernel after the first stops at the first op.
 Value kb::dynamicSharedMemory(OpBuilder &b, Location loc, gpu::GPUFuncOp func) {
   auto module = func->getParentOfType<gpu::GPUModuleOp>();
   auto type = MemRefType::get({0}, b.getI8Type(), MemRefLayoutAttrInterface(),

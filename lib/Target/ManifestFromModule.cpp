@@ -1,8 +1,8 @@
 //===- ManifestFromModule.cpp - The launch manifest of a compiled module --===//
 //
 // Fills the manifest library's structs (include/kopt/Manifest/Manifest.h)
-// from the host functions' gpu.launch_func ops and their `kopt.source`,
-// `kopt.class` and `kopt.schedule` attributes, runs the library's validator
+// from the host functions' kopt.launch ops (their `source`, `kernel_class`,
+// `num_inputs`, `num_outputs` and `schedule`), runs the library's validator
 // (the same rules the runtime's reader applies) and writes the JSON through
 // the library's writer: a manifest the runtime would refuse is a located
 // error here instead.
@@ -58,7 +58,7 @@ FailureOr<mf::TensorSpec> tensorOf(Operation *at, Type type, StringRef name,
   return t;
 }
 
-/// An attribute of `kopt.source`'s `attrs` as JSON (unit attributes are
+/// An attribute of a launch's `source`'s `attrs` as JSON (unit attributes are
 /// booleans, enums their keyword already: kopt-fuse's sourceAttrs).
 json attrJSON(Attribute a) {
   if (auto b = dyn_cast<BoolAttr>(a))
@@ -87,10 +87,9 @@ json attrJSON(Attribute a) {
   return s;
 }
 
-FailureOr<std::array<uint32_t, 3>> dims(gpu::LaunchFuncOp launch,
-                                        gpu::KernelDim3 d, StringRef what) {
+FailureOr<std::array<uint32_t, 3>> dims(kopt::LaunchOp launch,
+                                        ArrayRef<Value> vs, StringRef what) {
   std::array<uint32_t, 3> out;
-  Value vs[3] = {d.x, d.y, d.z};
   for (int i = 0; i < 3; ++i) {
     std::optional<int64_t> c = getConstantIntValue(vs[i]);
     if (!c)
@@ -116,10 +115,10 @@ std::string kernelPath(size_t index, const std::string &name) {
   return mf::isValidUTF8(name) ? at + " (" + name + ")" : at;
 }
 
-/// The one op of a kernel made by kopt-fuse, from its `kopt.source`: the
+/// The one op of a kernel made by kopt-fuse, from its launch's `source`: the
 /// kind, its attributes, each input parameter as the operand of its name and
 /// the output parameter as the result.
-FailureOr<mf::OpSpec> sourceOp(gpu::LaunchFuncOp launch,
+FailureOr<mf::OpSpec> sourceOp(kopt::LaunchOp launch,
                                const mf::KernelSpec &kernel,
                                DictionaryAttr source, const std::string &at) {
   StringRef name = source.getAs<StringAttr>("name").getValue();
@@ -150,20 +149,15 @@ FailureOr<mf::OpSpec> sourceOp(gpu::LaunchFuncOp launch,
 /// The manifest's kernel for `launch` (the `index`-th of the module), and the
 /// launch's arguments in `args`.
 FailureOr<mf::KernelSpec>
-kernelFromLaunch(gpu::LaunchFuncOp launch, size_t index,
+kernelFromLaunch(kopt::LaunchOp launch, size_t index,
                  const DenseMap<Value, int64_t> &bufferIds,
                  std::vector<mf::LaunchArg> &args) {
   mf::KernelSpec kernel;
   kernel.name = launch.getKernelName().getValue().str();
   std::string at = kernelPath(index, kernel.name);
-  if (auto cls = launch->getAttrOfType<StringAttr>("kopt.class")) {
-    std::optional<mf::KernelClass> c = mf::parseKernelClass(cls.getValue());
-    if (!c)
-      return emitError(launch.getLoc(), "unknown kernel class ") << cls,
-             failure();
-    kernel.cls = *c;
-  }
-  auto source = launch->getAttrOfType<DictionaryAttr>("kopt.source");
+  // The op's verifier accepts known kernel classes only.
+  kernel.cls = *mf::parseKernelClass(launch.getKernelClass());
+  DictionaryAttr source = launch.getSourceAttr();
   if (!source || !source.getAs<StringAttr>("name"))
     return emitError(launch.getLoc(), "kernel '")
                << launch.getKernelName().getValue()
@@ -177,14 +171,10 @@ kernelFromLaunch(gpu::LaunchFuncOp launch, size_t index,
       if (auto s = dyn_cast<StringAttr>(n))
         paramNames.push_back(s.getValue().str());
 
-  int64_t numKernelInputs = launch.getNumKernelOperands();
-  if (auto n = launch->getAttrOfType<IntegerAttr>("kopt.num_inputs"))
-    numKernelInputs = n.getInt();
+  int64_t numKernelInputs = launch.getNumInputs();
   // Parameters after the inputs and outputs are workspaces (split-K).
-  int64_t numKernelIO = launch.getNumKernelOperands();
-  if (auto n = launch->getAttrOfType<IntegerAttr>("kopt.num_outputs"))
-    numKernelIO = numKernelInputs + n.getInt();
-  for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
+  int64_t numKernelIO = numKernelInputs + launch.getNumOutputs();
+  for (auto [i, v] : llvm::enumerate(launch.getArgs())) {
     // A tensor map (copy = tma): the runtime encodes it from the parameter
     // it names; launches do not bind it.
     if (Operation *def = v.getDefiningOp())
@@ -230,22 +220,23 @@ kernelFromLaunch(gpu::LaunchFuncOp launch, size_t index,
   kernel.ops.push_back(std::move(*op));
 
   FailureOr<std::array<uint32_t, 3>> grid =
-      dims(launch, launch.getGridSizeOperandValues(), "grid");
+      dims(launch, launch.getGridSizes(), "grid");
   FailureOr<std::array<uint32_t, 3>> block =
-      dims(launch, launch.getBlockSizeOperandValues(), "block");
+      dims(launch, launch.getBlockSizes(), "block");
   if (failed(grid) || failed(block))
     return failure();
   kernel.grid = *grid;
   kernel.block = *block;
-  if (Value s = launch.getDynamicSharedMemorySize()) {
-    std::optional<int64_t> c = getConstantIntValue(s);
+  {
+    std::optional<int64_t> c =
+        getConstantIntValue(launch.getDynamicSharedMemorySize());
     if (!c || *c < 0 || *c > std::numeric_limits<uint32_t>::max())
       return emitError(launch.getLoc(), "dynamic shared memory size is not "
                                         "a constant of 0 to 2^32 - 1"),
              failure();
     kernel.dynamicSharedBytes = static_cast<uint32_t>(*c);
   }
-  if (auto sched = launch->getAttrOfType<kopt::ScheduleAttr>("kopt.schedule")) {
+  if (kopt::ScheduleAttr sched = launch.getScheduleAttr()) {
     nlohmann::json j = kopt::schedule::toJSON(sched.getSchedule());
     mf::ScheduleSpec s;
     s.copy = j.value("copy", std::string());
@@ -319,7 +310,7 @@ kopt::buildManifest(ModuleOp module, StringRef ptxFileName, StringRef chip) {
             {id, t->dtype, t->shape, alloc->hasAttr("kopt.workspace")});
         return WalkResult::advance();
       }
-      auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+      auto launch = dyn_cast<kopt::LaunchOp>(op);
       if (!launch)
         return WalkResult::advance();
       mf::LaunchSpec l;

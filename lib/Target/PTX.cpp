@@ -58,13 +58,12 @@ FailureOr<kopt::PTXOutput> kopt::emitPTXOutput(ModuleOp module,
                                                StringRef ptxFileName,
                                                StringRef chip,
                                                StringRef cudaPath) {
-  // A module that launches no kernel (no kopt op, no gpu.launch_func) has
+  // A module that launches no kernel (no kopt op, no kopt.launch) has
   // nothing to write; one whose kernels were not serialized is reported by
   // extractPTX.
   bool hasKernels = false;
   module.walk([&](Operation *op) {
-    if (isa<gpu::LaunchFuncOp>(op) ||
-        isa_and_nonnull<kopt::KoptDialect>(op->getDialect()))
+    if (isa_and_nonnull<kopt::KoptDialect>(op->getDialect()))
       hasKernels = true;
   });
   if (!hasKernels)

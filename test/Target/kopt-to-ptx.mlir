@@ -256,7 +256,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT: consistent
 
 // The module the pipeline leaves: host functions and the binary.
-// MLIR:       module attributes {gpu.container_module}
+// MLIR:       module {
 // MLIR:         func.func @decode_mlp(%{{.*}}: memref<16x4096xbf16>, %{{.*}}: memref<4096xbf16>, %{{.*}}: memref<1024x4096xbf16>, %{{.*}}: memref<16x1024xbf16>, %{{.*}}: memref<16xf32>)
 // MLIR:         func.func @gelu_tanh(
 // MLIR:         gpu.binary @kopt_kernels

@@ -13,17 +13,17 @@
 //===----------------------------------------------------------------------===//
 
 // An innermost extent of 7 allows no 16-byte accesses: one element per lane (V = 1).
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module {
 // CHECK:       func.func @elementwise(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<4x7xf32>, %[[C:[^:]*]]: memref<4x1xf32>, %[[OUT:[^:]*]]: memref<4x7xf32>)
 // CHECK-SAME:    attributes {kopt.result_count = 1 : i64} {
 // CHECK-NOT:     memref.alloc
-// CHECK:         gpu.launch_func @kopt_kernels::@mul_0
+// CHECK:         kopt.launch @kopt_kernels::@mul_0
 // CHECK-SAME:      blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      dynamic_shared_memory_size %c0_i32{{(_[0-9]+)?}}
-// CHECK-SAME:      args(%[[X]] : memref<4x7xf32>, %[[C]] : memref<4x1xf32>, %[[OUT]] : memref<4x7xf32>)
-// CHECK-SAME:      {kopt.class = "elementwise", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
+// CHECK-SAME:      args(%[[X]], %[[C]], %[[OUT]] : memref<4x7xf32>, memref<4x1xf32>, memref<4x7xf32>)
+// CHECK-SAME:      {kernel_class = "elementwise", num_inputs = 2 : i64, num_outputs = 1 : i64, source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
 // CHECK-NEXT:  }
@@ -91,7 +91,7 @@ func.func @elementwise_vector(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tenso
 // the grid is capped at 8 blocks per SM of an H200 (132 * 8 = 1056) and the loop
 // steps by the whole grid (1056 * 256 = 270336).
 // CHECK-LABEL: func.func @elementwise_large(
-// CHECK:         gpu.launch_func @kopt_kernels::@silu_0
+// CHECK:         kopt.launch @kopt_kernels::@silu_0
 // CHECK-SAME:      blocks in (%c1056{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @silu_0(%{{.*}}: memref<2048x14336xbf16>, %{{.*}}: memref<2048x14336xbf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
@@ -116,11 +116,11 @@ func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xb
 // 128256 columns: 1024 threads per row (the maximum), one block per row.
 // CHECK-LABEL: func.func @softmax(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<64x128256xf32>, %[[OUT:[^:]*]]: memref<64x128256xf32>)
-// CHECK:         gpu.launch_func @kopt_kernels::@softmax_0
+// CHECK:         kopt.launch @kopt_kernels::@softmax_0
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c1024{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      args(%[[X]] : memref<64x128256xf32>, %[[OUT]] : memref<64x128256xf32>)
-// CHECK-SAME:      kopt.class = "row", kopt.num_inputs = 1 : i64
+// CHECK-SAME:      args(%[[X]], %[[OUT]] : memref<64x128256xf32>, memref<64x128256xf32>)
+// CHECK-SAME:      kernel_class = "row", num_inputs = 1 : i64
 // One f32 slot per warp in workgroup memory.
 // CHECK:       gpu.func @softmax_0(%[[IN:.*]]: memref<64x128256xf32>, %[[O:.*]]: memref<64x128256xf32>)
 // CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
@@ -189,10 +189,10 @@ func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
 // rmsnorm over 4096 columns: 512 threads (8 columns each); the rstd payload runs
 // in every thread after the reduction; the weight is read per column.
 // CHECK-LABEL: func.func @rmsnorm(
-// CHECK:         gpu.launch_func @kopt_kernels::@rmsnorm_0
+// CHECK:         kopt.launch @kopt_kernels::@rmsnorm_0
 // CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      kopt.class = "row", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]}
+// CHECK-SAME:      kernel_class = "row", num_inputs = 2 : i64, num_outputs = 1 : i64, source = {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]}
 // CHECK:       gpu.func @rmsnorm_0(%[[X:.*]]: memref<16x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[O:.*]]: memref<16x4096xbf16>)
 // CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME:    known_block_size = array<i32: 512, 1, 1>
@@ -223,7 +223,7 @@ func.func @rmsnorm(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>) -> tensor<16
 // A short row (8 columns): one warp per row, so no shared-memory step and no
 // barrier; a rank-3 input has 2 * 3 rows, the block index is split into both.
 // CHECK-LABEL: func.func @reduce_rank3(
-// CHECK:         gpu.launch_func @kopt_kernels::@reduce_0
+// CHECK:         kopt.launch @kopt_kernels::@reduce_0
 // CHECK-SAME:      blocks in (%c6{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @reduce_0(%[[X:.*]]: memref<2x3x8xf32>, %[[O:.*]]: memref<2x3xf32>)
@@ -253,7 +253,7 @@ func.func @reduce_rank3(%x: tensor<2x3x8xf32>) -> tensor<2x3xf32> {
 // A rank-1 input: one row, one block, the result is a rank-0 memref.
 // CHECK-LABEL: func.func @reduce_rank1(
 // CHECK-SAME:    memref<4096xf32>, %{{.*}}: memref<bf16>)
-// CHECK:         gpu.launch_func @kopt_kernels::@reduce_0
+// CHECK:         kopt.launch @kopt_kernels::@reduce_0
 // CHECK-SAME:      blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @reduce_0(%{{.*}}: memref<4096xf32>, %[[O:.*]]: memref<bf16>)
@@ -271,10 +271,10 @@ func.func @reduce_rank1(%x: tensor<4096xf32>) -> tensor<bf16> {
 // trees (within warps, then across the 8 warps' published values), each followed by
 // a barrier; weight and bias are read per column.
 // CHECK-LABEL: func.func @layernorm(
-// CHECK:         gpu.launch_func @kopt_kernels::@layernorm_0
+// CHECK:         kopt.launch @kopt_kernels::@layernorm_0
 // CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      kopt.num_inputs = 3 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {eps = 9.99999974E-6 : f32}, name = "layernorm", params = ["input", "weight", "bias", "result"]}
+// CHECK-SAME:      num_inputs = 3 : i64, num_outputs = 1 : i64, source = {attrs = {eps = 9.99999974E-6 : f32}, name = "layernorm", params = ["input", "weight", "bias", "result"]}
 // CHECK:       gpu.func @layernorm_0(%{{.*}}: memref<8x1600xf32>, %[[W:.*]]: memref<1600xf32>, %[[B:.*]]: memref<1600xf32>, %{{.*}}: memref<8x1600xf32>)
 // CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-5: gpu.shuffle xor
@@ -312,11 +312,11 @@ func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<16
 // (tile-schedules.mlir tests the cp.async wgmma, mma_sync and ffma
 // schedules; pipeline-warp-specialize.mlir the producer and the consumers.)
 // CHECK-LABEL: func.func @matmul(
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c160{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      dynamic_shared_memory_size %c122960_i32
-// CHECK-SAME:      kopt.class = "matmul", kopt.num_inputs = 2 : i64, kopt.num_outputs = 1 : i64, kopt.schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false, warp_specialize = true>
+// CHECK-SAME:      kernel_class = "matmul", num_inputs = 2 : i64, num_outputs = 1 : i64, schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 5, split_k = 1, swizzle = 1, vector_width = 8, persistent = false, warp_specialize = true>
 // CHECK:       memref.global "public" @kopt_dynamic_smem : memref<0xi8, 3> {alignment = 1024 : i64}
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<100x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<100x1000xbf16>, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 160, 1, 1>}
@@ -361,8 +361,8 @@ func.func @matmul(%x: tensor<100x4096xbf16>, %w: tensor<1000x4096xbf16>) -> tens
 // cp.async apply; mma_sync with one shared-memory stage of [128][40] and [256][40]
 // filled synchronously with element loads (zero outside the bounds).
 // CHECK-LABEL: func.func @matmul_sync_staging(
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:      kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 128, block_n = 256, block_k = 32, warp_m = 64, warp_n = 64, stages = 1,
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0
+// CHECK-SAME:      schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 128, block_n = 256, block_k = 32, warp_m = 64, warp_n = 64, stages = 1,
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<4093x70xf16>, %[[B:.*]]: memref<4093x50xf16>, %{{.*}}: memref<70x50xf32>)
 // CHECK:         memref.view {{.*}} to memref<128x40xf16, 3>
 // CHECK:         memref.view {{.*}} to memref<256x40xf16, 3>
@@ -383,7 +383,7 @@ func.func @matmul_sync_staging(%a: tensor<4093x70xf16>, %b: tensor<4093x50xf16>)
 // f32 with transpose_a: ffma, for M <= 64 64 x 32 block tiles (ceil(130 / 32) = 5
 // blocks); no rounding in the epilogue; ceil(24 / 16) = 2 K tiles.
 // CHECK-LABEL: func.func @matmul_transpose_a(
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c5{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(%{{.*}}: memref<24x64xf32>, %{{.*}}: memref<24x130xf32>, %{{.*}}: memref<64x130xf32>)
 // CHECK-SAME:    workgroup(%{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
@@ -410,17 +410,17 @@ func.func @matmul_transpose_a(%a: tensor<24x64xf32>, %b: tensor<24x130xf32>) -> 
 // CHECK-SAME:    attributes {kopt.result_count = 2 : i64}
 // CHECK-NOT:     -> (
 // CHECK:         %[[N:.*]] = memref.alloc() : memref<16x4096xbf16>
-// CHECK:         gpu.launch_func @kopt_kernels::@rmsnorm_0 {{.*}} args(%[[X]] : memref<16x4096xbf16>, %[[W]] : memref<4096xbf16>, %[[N]] : memref<16x4096xbf16>)
+// CHECK:         kopt.launch @kopt_kernels::@rmsnorm_0 {{.*}} args(%[[X]], %[[W]], %[[N]] : memref<16x4096xbf16>, memref<4096xbf16>, memref<16x4096xbf16>)
 // CHECK:         %[[G:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WG]] : memref<14336x4096xbf16>, %[[G]] : memref<16x14336xbf16>, %{{.*}} : i64, %{{.*}} : i64)
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 {{.*}} args(%[[N]], %[[WG]], %[[G]], %{{.*}}, %{{.*}} : memref<16x4096xbf16>, memref<14336x4096xbf16>, memref<16x14336xbf16>, i64, i64)
 // CHECK:         %[[U:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_1 {{.*}} args(%[[N]] : memref<16x4096xbf16>, %[[WU]] : memref<14336x4096xbf16>, %[[U]] : memref<16x14336xbf16>, %{{.*}} : i64, %{{.*}} : i64)
+// CHECK:         kopt.launch @kopt_kernels::@matmul_1 {{.*}} args(%[[N]], %[[WU]], %[[U]], %{{.*}}, %{{.*}} : memref<16x4096xbf16>, memref<14336x4096xbf16>, memref<16x14336xbf16>, i64, i64)
 // CHECK:         %[[S:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         gpu.launch_func @kopt_kernels::@silu_0 {{.*}} args(%[[G]] : memref<16x14336xbf16>, %[[S]] : memref<16x14336xbf16>)
+// CHECK:         kopt.launch @kopt_kernels::@silu_0 {{.*}} args(%[[G]], %[[S]] : memref<16x14336xbf16>, memref<16x14336xbf16>)
 // CHECK-NOT:     memref.alloc
-// CHECK:         gpu.launch_func @kopt_kernels::@mul_0 {{.*}} args(%[[S]] : memref<16x14336xbf16>, %[[U]] : memref<16x14336xbf16>, %[[OUT0]] : memref<16x14336xbf16>)
+// CHECK:         kopt.launch @kopt_kernels::@mul_0 {{.*}} args(%[[S]], %[[U]], %[[OUT0]] : memref<16x14336xbf16>, memref<16x14336xbf16>, memref<16x14336xbf16>)
 // The second result is the input plus a broadcast row: written to its buffer.
-// CHECK:         gpu.launch_func @kopt_kernels::@add_0 {{.*}} args(%[[X]] : memref<16x4096xbf16>, %[[W]] : memref<4096xbf16>, %[[OUT1]] : memref<16x4096xbf16>)
+// CHECK:         kopt.launch @kopt_kernels::@add_0 {{.*}} args(%[[X]], %[[W]], %[[OUT1]] : memref<16x4096xbf16>, memref<4096xbf16>, memref<16x4096xbf16>)
 // CHECK-NEXT:    memref.dealloc %[[N]] : memref<16x4096xbf16>
 // CHECK-NEXT:    memref.dealloc %[[G]] : memref<16x14336xbf16>
 // CHECK-NEXT:    memref.dealloc %[[U]] : memref<16x14336xbf16>
@@ -451,8 +451,8 @@ func.func @mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<1433
 // CHECK-LABEL: func.func @result_reused(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<4x8xf32>, %[[OUT0:[^:]*]]: memref<4x8xf32>, %[[OUT1:[^:]*]]: memref<4xf32>)
 // CHECK-NOT:     memref.alloc
-// CHECK:         gpu.launch_func @kopt_kernels::@exp_0 {{.*}} args(%[[X]] : memref<4x8xf32>, %[[OUT0]] : memref<4x8xf32>)
-// CHECK:         gpu.launch_func @kopt_kernels::@reduce_0 {{.*}} args(%[[OUT0]] : memref<4x8xf32>, %[[OUT1]] : memref<4xf32>)
+// CHECK:         kopt.launch @kopt_kernels::@exp_0 {{.*}} args(%[[X]], %[[OUT0]] : memref<4x8xf32>, memref<4x8xf32>)
+// CHECK:         kopt.launch @kopt_kernels::@reduce_0 {{.*}} args(%[[OUT0]], %[[OUT1]] : memref<4x8xf32>, memref<4xf32>)
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
 func.func @result_reused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
@@ -467,9 +467,9 @@ func.func @result_reused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>
 // declarations stay as they are; visibility is kept.
 // CHECK:       func.func private @external(tensor<4xf32>) -> tensor<4xf32>
 // CHECK:       func.func @first(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>)
-// CHECK:         gpu.launch_func @kopt_kernels::@exp_0
+// CHECK:         kopt.launch @kopt_kernels::@exp_0
 // CHECK:       func.func private @second(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>)
-// CHECK:         gpu.launch_func @kopt_kernels::@exp_1
+// CHECK:         kopt.launch @kopt_kernels::@exp_1
 // A function without kopt ops and results: an empty host function.
 // CHECK:       func.func @nothing() attributes {kopt.result_count = 0 : i64} {
 // CHECK-NEXT:    return
@@ -494,9 +494,11 @@ func.func @nothing() {
 // -----
 
 // A module with no function bodies is left unchanged (no gpu.module).
-// CHECK-LABEL: module {
-// CHECK-NEXT:    func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
+// (kopt-lower-to-gpu appends its gpu.module after the functions.)
+// CHECK-LABEL:   func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:  }
+// CHECK-EMPTY:
+// CHECK-NEXT:  // -----
 func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 
 // -----
@@ -507,7 +509,7 @@ func.func private @only_declarations(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-LABEL: func.func @matmul_decode(
 // CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 16>, swizzle = 128 : i64, tensor = 0 : i64}}
 // CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 32>, swizzle = 128 : i64, tensor = 1 : i64}}
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0
 // CHECK-SAME:      blocks in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c160{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @matmul_0(

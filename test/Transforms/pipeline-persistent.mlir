@@ -14,7 +14,7 @@
 // 4096 x 4096 with 128 x 256 tiles: 512 tiles; 196 KB of shared memory per block,
 // so one block per SM: 132 blocks.
 // CHECK-LABEL: func.func @prefill(
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 blocks in (%{{c132[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 blocks in (%{{c132[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
 // CHECK-SAME:      persistent = true
 // CHECK:       gpu.func @matmul_0(
 // CHECK:         %[[BID:.*]] = gpu.block_id x

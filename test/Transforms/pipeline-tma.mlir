@@ -30,7 +30,7 @@
 // CHECK-LABEL: func.func @prefill(
 // CHECK:         %[[MA:.*]] = arith.constant {kopt.tensor_map = {box = array<i64: 64, 128>, swizzle = 128 : i64, tensor = 0 : i64}} 0 : i64
 // CHECK:         %[[MB:.*]] = arith.constant {kopt.tensor_map = {box = array<i64: 64, 256>, swizzle = 128 : i64, tensor = 1 : i64}} 0 : i64
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 {{.*}} dynamic_shared_memory_size %{{c196672_i32[_0-9]*}} args({{.*}}, %[[MA]] : i64, %[[MB]] : i64)
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 {{.*}} dynamic_shared_memory_size %{{c196672_i32[_0-9]*}} args({{.*}}, %[[MA]], %[[MB]] : {{.*}}, i64, i64)
 // CHECK:       gpu.func @matmul_0(%{{.*}}: memref<4096x4096xbf16>, %{{.*}}: memref<4096x4096xbf16>, %{{.*}}: memref<4096x4096xbf16>, %[[A:.*]]: i64, %[[B:.*]]: i64)
 // CHECK-DAG:     %[[PA:.*]] = llvm.inttoptr %[[A]] : i64 to !llvm.ptr
 // CHECK-DAG:     %[[PB:.*]] = llvm.inttoptr %[[B]] : i64 to !llvm.ptr

@@ -27,7 +27,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t-p.ptx -o %t-p.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK-LABEL: func.func @prefill(
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{c288[_0-9]*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{c196672_i32[_0-9]*}}
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{c288[_0-9]*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{c196672_i32[_0-9]*}}
 // CHECK:       gpu.func @matmul_0(
 // CHECK-SAME:    known_block_size = array<i32: 288, 1, 1>
 // CHECK:         scf.if

@@ -20,7 +20,7 @@
 // 1 x 1000 x 4096 bf16: 16-column blocks of 8 warps (2 columns each):
 // ceil(1000 / 16) = 63 blocks of 256 threads; K steps of 32 x 16 = 512.
 // CHECK-LABEL: func.func @decode(
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 blocks in (%{{c63[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c256[_0-9]*}},
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 blocks in (%{{c63[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c256[_0-9]*}},
 // CHECK-SAME:      instruction = gemv, copy = sync, block_m = 16, block_n = 16, block_k = 16, warp_m = 16, warp_n = 2, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false
 // CHECK:       gpu.func @matmul_0(%[[A:.*]]: memref<1x4096xbf16>, %[[B:.*]]: memref<1000x4096xbf16>, %[[C:.*]]: memref<1x1000xbf16>)
 // CHECK-NOT:     memref.view

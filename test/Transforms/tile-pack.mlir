@@ -12,8 +12,8 @@
 
 // 4095 x 4096 result: 64 x 64 tiles = 4096 blocks.
 // CHECK-LABEL: func.func @transposed(
-// CHECK:         gpu.launch_func @kopt_kernels::@pack_0 blocks in (%{{c4096[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c256[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
-// CHECK-SAME:      {kopt.class = "pack", kopt.num_inputs = 1 : i64, kopt.num_outputs = 1 : i64, kopt.source = {attrs = {transpose = true}, name = "pack", params = ["input", "result"]}}
+// CHECK:         kopt.launch @kopt_kernels::@pack_0 blocks in (%{{c4096[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c256[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
+// CHECK-SAME:      {kernel_class = "pack", num_inputs = 1 : i64, num_outputs = 1 : i64, source = {attrs = {transpose = true}, name = "pack", params = ["input", "result"]}}
 // CHECK:       gpu.func @pack_0(%[[SRC:.*]]: memref<4093x4095xbf16>, %[[DST:.*]]: memref<4095x4096xbf16>) workgroup(%[[TILE:.*]] : memref<64x65xbf16, #gpu.address_space<workgroup>>) kernel
 // CHECK:         arith.minui
 // CHECK:         %[[V:.*]] = memref.load %[[SRC]]
@@ -41,7 +41,7 @@ func.func @transposed(%b: tensor<4093x4095xbf16>) -> tensor<4095x4096xbf16> {
 
 // Padding only: no shared memory, each thread copies its elements.
 // CHECK-LABEL: func.func @padded(
-// CHECK:         gpu.launch_func @kopt_kernels::@pack_0 blocks in (%{{c4160[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
+// CHECK:         kopt.launch @kopt_kernels::@pack_0 blocks in (%{{c4160[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
 // CHECK:       gpu.func @pack_0(%[[SRC:.*]]: memref<4097x4093xf16>, %[[DST:.*]]: memref<4097x4096xf16>) kernel
 // CHECK-NOT:     gpu.barrier
 // CHECK:         scf.if
@@ -56,8 +56,8 @@ func.func @padded(%a: tensor<4097x4093xf16>) -> tensor<4097x4096xf16> {
 
 // A transposing copy without padding is a pack kernel as well.
 // CHECK-LABEL: func.func @transpose_only(
-// CHECK:         gpu.launch_func @kopt_kernels::@pack_0 blocks in (%{{c1[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
-// CHECK-SAME:      kopt.class = "pack"
+// CHECK:         kopt.launch @kopt_kernels::@pack_0 blocks in (%{{c1[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
+// CHECK-SAME:      kernel_class = "pack"
 // CHECK:       gpu.func @pack_0({{.*}}: memref<7x33xf32>, {{.*}}: memref<33x7xf32>) workgroup({{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>) kernel
 func.func @transpose_only(%x: tensor<7x33xf32>) -> tensor<33x7xf32> {
   %p = kopt.pack %x {transpose} : tensor<7x33xf32> -> tensor<33x7xf32>

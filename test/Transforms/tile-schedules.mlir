@@ -20,11 +20,11 @@
 // stages: [3][64][72] and [3][128][72] bf16 tiles, 82944 bytes of dynamic shared
 // memory; ceil(1000 / 64) * ceil(1000 / 128) = 16 * 8 = 128 blocks.
 // STAGES3-LABEL: func.func @gemm(
-// STAGES3:         gpu.launch_func @kopt_kernels::@matmul_0
+// STAGES3:         kopt.launch @kopt_kernels::@matmul_0
 // STAGES3-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // STAGES3-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // STAGES3-SAME:      dynamic_shared_memory_size %c82944_i32
-// STAGES3-SAME:      kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 128, block_k = 64, warp_m = 32, warp_n = 64, stages = 3, split_k = 1, swizzle = 4, vector_width = 2, persistent = false>
+// STAGES3-SAME:      schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 128, block_k = 64, warp_m = 32, warp_n = 64, stages = 3, split_k = 1, swizzle = 4, vector_width = 2, persistent = false>
 // STAGES3:         %[[SMEM:.*]] = memref.get_global @kopt_dynamic_smem
 // Grouped rasterization: groups of 4 tile rows (of 16), fewer in the last group.
 // STAGES3:         %[[TILE:.*]] = gpu.block_id x
@@ -64,7 +64,7 @@
 // memory (16-byte aligned), 4-element vector reads of A and B per K step, and
 // the payload's mulf + addf fused into one FMA.
 // FFMA-LABEL: func.func @gemm(
-// FFMA:         gpu.launch_func @kopt_kernels::@matmul_0
+// FFMA:         kopt.launch @kopt_kernels::@matmul_0
 // FFMA-SAME:      blocks in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // FFMA-SAME:      threads in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // FFMA:         gpu.func @matmul_0(
@@ -122,7 +122,7 @@
 // bytes), cp.async into the swizzled layout, a proxy fence, descriptors, four
 // wgmma per K step of 64, which run while the previous step's stage is refilled.
 // WGMMA-LABEL: func.func @gemm(
-// WGMMA:         gpu.launch_func @kopt_kernels::@matmul_0
+// WGMMA:         kopt.launch @kopt_kernels::@matmul_0
 // WGMMA-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // WGMMA-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // WGMMA-SAME:      dynamic_shared_memory_size %c196608_i32

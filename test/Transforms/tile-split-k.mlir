@@ -31,9 +31,9 @@
 // 128 + 4 x 32 x 4096 = 524416 floats.
 // CHECK-LABEL: func.func @decode(
 // CHECK:         %[[WS:.*]] = memref.alloc() {kopt.workspace} : memref<524416xf32>
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0 blocks in (%{{c512[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
-// CHECK-SAME:      args(%{{.*}} : memref<32x4096xbf16>, %{{.*}} : memref<4096x4096xbf16>, %{{.*}} : memref<32x4096xbf16>, %[[WS]] : memref<524416xf32>, %{{.*}} : i64, %{{.*}} : i64)
-// CHECK-SAME:      kopt.num_outputs = 1 : i64
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 blocks in (%{{c512[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
+// CHECK-SAME:      args(%{{.*}}, %{{.*}}, %{{.*}}, %[[WS]], %{{.*}}, %{{.*}} : memref<32x4096xbf16>, memref<4096x4096xbf16>, memref<32x4096xbf16>, memref<524416xf32>, i64, i64)
+// CHECK-SAME:      num_outputs = 1 : i64
 // CHECK-SAME:      split_k = 4
 // CHECK:         memref.dealloc %[[WS]]
 // CHECK:       gpu.func @matmul_0({{.*}}: memref<32x4096xbf16>, {{.*}}: memref<4096x4096xbf16>, {{.*}}: memref<32x4096xbf16>, %[[W:.*]]: memref<524416xf32>, %{{.*}}: i64, %{{.*}}: i64)

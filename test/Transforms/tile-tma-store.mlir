@@ -29,7 +29,7 @@
 // CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 128>, swizzle = 128 : i64, tensor = 0 : i64}}
 // CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 256>, swizzle = 128 : i64, tensor = 1 : i64}}
 // CHECK:         arith.constant {kopt.tensor_map = {box = array<i64: 64, 128>, swizzle = 128 : i64, tensor = 2 : i64}}
-// CHECK:         gpu.launch_func @kopt_kernels::@matmul_0
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0
 // CHECK-SAME:      tma_store = true
 // CHECK:       gpu.func @matmul_0(%{{.*}}: memref<4096x4096xbf16>, %{{.*}}: memref<4096x4096xbf16>, %[[C:.*]]: memref<4096x4096xbf16>, %{{.*}}: i64, %{{.*}}: i64, %[[MAPC:.*]]: i64)
 // CHECK:         kopt.mainloop

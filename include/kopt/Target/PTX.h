@@ -2,7 +2,7 @@
 //
 // The end of the compile path: after `gpu-module-to-binary{format=isa}` the PTX
 // text sits in the module's gpu.binary; the host functions still hold the
-// gpu.launch_func ops (with `kopt.source` / `kopt.class` attributes) from which
+// kopt.launch ops (with their `source` and `kernel_class`) from which
 // the launch manifest (docs/manifest.md) is written.
 //
 //===----------------------------------------------------------------------===//
