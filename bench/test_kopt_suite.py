@@ -326,17 +326,17 @@ class Tf32(unittest.TestCase):
                                2 * 64 * 256 * 128 / 1e-3 / 494.5e12)
 
     def test_measured_limits_and_report(self):
-        import run_suite
+        import gpu_worker
         t = {"median_ms": 1.0}
         ceil = {"copy": {"bytes_per_s": 4e12, "time": t},
                 **{f"gemm_{dt}": {"flops_per_s": r, "time": t}
                    for dt, r in (("bf16", 7e14), ("f16", 7e14), ("f32", 5e13))}}
-        self.assertNotIn("tf32", run_suite.measured_limits(ceil)["matmul_flops"])
+        self.assertNotIn("tf32", gpu_worker.measured_limits(ceil)["matmul_flops"])
         ceil["gemm_tf32"] = {"flops_per_s": 3.5e14, "time": t}
-        self.assertEqual(run_suite.measured_limits(ceil)["matmul_flops"]["tf32"], 3.5e14)
+        self.assertEqual(gpu_worker.measured_limits(ceil)["matmul_flops"]["tf32"], 3.5e14)
         record = {"device": {"name": "NVIDIA H200"},
                   "limits": {"datasheet": ks.DATASHEET,
-                             "measured": run_suite.measured_limits(ceil)},
+                             "measured": gpu_worker.measured_limits(ceil)},
                   "aggregates": ks.aggregate([]),
                   "method": {"runs": 100, "tf32": True, "tf32_problems": ["t"],
                              "tf32_tolerance": 2e-3},

@@ -30,8 +30,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import compile_sweep as cs  # noqa: E402
 import kopt_suite as ks  # noqa: E402
-import run_suite  # noqa: E402
 import run_sweep as rs  # noqa: E402
+import sweep_index as si  # noqa: E402
+import sweep_record as sr  # noqa: E402
+import sweep_worker as sw  # noqa: E402
+import worker_process  # noqa: E402
 
 PTX = """.version 8.0
 .target sm_90a
@@ -53,7 +56,7 @@ SCHED = {"instruction": "mma_sync", "copy": "cp_async", "block_m": 128, "block_n
 
 def manifest(p, name="matmul_0", ptx="k.ptx", schedule=None, smem=0):
     """A launch manifest as kopt-opt writes it for a kopt.matmul (docs/manifest.md)."""
-    a, b, c = rs.operand_shapes(rs.normalize_problem(p))
+    a, b, c = si.operand_shapes(si.normalize_problem(p))
     k = {"name": name, "class": "matmul",
          "ops": [{"op": "matmul",
                   "attrs": {"transpose_a": p.get("transpose_a", False),
@@ -152,7 +155,7 @@ class IndexChecks(unittest.TestCase):
                                  "schedule": {}, "tags": ["default"]}])]}
 
     def test_good(self):
-        self.assertEqual(rs.check_index(self.good()), [])
+        self.assertEqual(si.check_index(self.good()), [])
 
     def test_errors(self):
         cases = [
@@ -172,46 +175,46 @@ class IndexChecks(unittest.TestCase):
         for change, want in cases:
             idx = json.loads(json.dumps(self.good()))
             change(idx)
-            errs = rs.check_index(idx)
+            errs = si.check_index(idx)
             self.assertTrue(any(want in e for e in errs), (want, errs))
 
     def test_select(self):
         ps = [{"id": x} for x in ("llama_a", "llama_b", "random_000", "random_001")]
-        self.assertEqual([p["id"] for p in rs.select(ps, [])], [p["id"] for p in ps])
-        self.assertEqual([p["id"] for p in rs.select(ps, ["random_*"])],
+        self.assertEqual([p["id"] for p in si.select(ps, [])], [p["id"] for p in ps])
+        self.assertEqual([p["id"] for p in si.select(ps, ["random_*"])],
                          ["random_000", "random_001"])
-        self.assertEqual([p["id"] for p in rs.select(ps, ["llama_b,llama_a"])],
+        self.assertEqual([p["id"] for p in si.select(ps, ["llama_b,llama_a"])],
                          ["llama_a", "llama_b"])
-        with self.assertRaises(rs.SweepError):
-            rs.select(ps, ["nope"])
+        with self.assertRaises(si.SweepError):
+            si.select(ps, ["nope"])
 
     def test_order_and_shapes(self):
-        p = rs.normalize_problem(gemm("x", m=3, n=5, k=7, tb=True, kernels=[
+        p = si.normalize_problem(gemm("x", m=3, n=5, k=7, tb=True, kernels=[
             {"file": "a", "manifest": "a", "tags": ["sweep"]},
             {"file": "b", "manifest": "b", "tags": ["random"]},
             {"file": "c", "manifest": "c", "tags": ["sweep", "default"]}]))
-        self.assertEqual(rs.kernel_order(p), [2, 0, 1])
-        self.assertEqual(rs.operand_shapes(p), ([3, 7], [5, 7], [3, 5]))
+        self.assertEqual(si.kernel_order(p), [2, 0, 1])
+        self.assertEqual(si.operand_shapes(p), ([3, 7], [5, 7], [3, 5]))
         p["transpose_a"], p["transpose_b"] = True, False
-        self.assertEqual(rs.operand_shapes(p), ([7, 3], [7, 5], [3, 5]))
-        self.assertEqual(rs.problem_flops(p), 2 * 3 * 5 * 7)
-        self.assertEqual(rs.problem_seed(1, "x"), rs.problem_seed(1, "x"))
-        self.assertNotEqual(rs.problem_seed(1, "x"), rs.problem_seed(1, "y"))
+        self.assertEqual(si.operand_shapes(p), ([7, 3], [7, 5], [3, 5]))
+        self.assertEqual(si.problem_flops(p), 2 * 3 * 5 * 7)
+        self.assertEqual(si.problem_seed(1, "x"), si.problem_seed(1, "x"))
+        self.assertNotEqual(si.problem_seed(1, "x"), si.problem_seed(1, "y"))
 
     def test_tolerance(self):
-        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="bf16")), 1e-2)
-        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f16", out_dtype="f32")), 1e-5)
-        self.assertEqual(rs.problem_tolerance(gemm("x", tolerance=0.5)), 0.5)
+        self.assertEqual(si.problem_tolerance(gemm("x", dtype="bf16")), 1e-2)
+        self.assertEqual(si.problem_tolerance(gemm("x", dtype="f16", out_dtype="f32")), 1e-5)
+        self.assertEqual(si.problem_tolerance(gemm("x", tolerance=0.5)), 0.5)
 
 
 class ManifestChecks(unittest.TestCase):
     def setUp(self):
-        self.p = rs.normalize_problem(gemm("x", m=64, n=128, k=256, tb=True, kernels=[]))
+        self.p = si.normalize_problem(gemm("x", m=64, n=128, k=256, tb=True, kernels=[]))
         self.k = {"file": "p/k.ptx", "manifest": "p/k.json", "schedule": SCHED,
                   "tags": ["sweep"]}
 
     def check(self, m, ptx=PTX, k=None):
-        return rs.check_kernel_manifest(self.p, k or self.k, m, ptx)
+        return si.check_kernel_manifest(self.p, k or self.k, m, ptx)
 
     def test_good(self):
         err, warns = self.check(manifest(self.p, ptx="k.ptx", schedule=SCHED))
@@ -343,7 +346,7 @@ class ManifestChecks(unittest.TestCase):
                  (16, "bf16"): (16, 32), (8, "f32"): (8, 32)}
 
         def store(copy="tma", m=64, out_dtype="bf16", block_n=128, change=None):
-            p = rs.normalize_problem(gemm("x", m=m, n=128, k=256, out_dtype=out_dtype,
+            p = si.normalize_problem(gemm("x", m=m, n=128, k=256, out_dtype=out_dtype,
                                           kernels=[]))
             sched = dict(SCHED, instruction="wgmma", copy=copy, block_m=128,
                          block_n=block_n, vector_width=8, tma_store=True)
@@ -358,7 +361,7 @@ class ManifestChecks(unittest.TestCase):
             mf["kernels"][0]["tensor_maps"] = maps
             if change:
                 change(mf["kernels"][0])
-            return rs.check_kernel_manifest(p, dict(self.k, schedule=sched), mf, PTX)[0]
+            return si.check_kernel_manifest(p, dict(self.k, schedule=sched), mf, PTX)[0]
         for copy in ("tma", "cp_async"):
             for m in (64, 13, 300):
                 for (bn, odt) in spans:
@@ -412,11 +415,11 @@ class ManifestChecks(unittest.TestCase):
             self.assertEqual(err, cpp(want))
 
     def test_transposed_a(self):
-        p = rs.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
+        p = si.normalize_problem(dict(gemm("y", m=8, n=16, k=32, dtype="f16", out_dtype="f32",
                                            tb=False, kernels=[]), transpose_a=True))
         m = manifest(p, ptx="k.ptx")
         self.assertEqual(m["kernels"][0]["params"][0]["shape"], [32, 8])
-        self.assertIsNone(rs.check_kernel_manifest(p, self.k, m, PTX)[0])
+        self.assertIsNone(si.check_kernel_manifest(p, self.k, m, PTX)[0])
 
 
 class DryRun(TempDir):
@@ -441,7 +444,7 @@ class DryRun(TempDir):
         tma = dict(SCHED, copy="tma")
         for k in ps[0]["kernels"][:2]:
             k["schedule"] = tma
-        good = manifest(rs.normalize_problem(ps[0]), ptx="k000.ptx", schedule=tma)
+        good = manifest(si.normalize_problem(ps[0]), ptx="k000.ptx", schedule=tma)
         # (A has 64 rows, fewer than block_m: boxes of 64 rows.)
         good["kernels"][0]["tensor_maps"] = [{"tensor": "a", "box": [64, 64], "swizzle": 128},
                                              {"tensor": "b", "box": [64, 128], "swizzle": 128}]
@@ -460,7 +463,7 @@ class DryRun(TempDir):
 
     def test_broken_files(self):
         ps = self.problems()
-        bad = manifest(rs.normalize_problem(ps[0]), ptx="k001.ptx")
+        bad = manifest(si.normalize_problem(ps[0]), ptx="k001.ptx")
         bad["kernels"][0]["params"][2]["dtype"] = "f32"
         ps[0]["kernels"][1]["_manifest"] = bad
         ps[0]["kernels"][2]["_ptx"] = ".visible .entry other_0(\n)"
@@ -493,13 +496,13 @@ def kentry(file, tags, **sched):
 
 class Record(unittest.TestCase):
     def record(self):
-        p1 = rs.normalize_problem(gemm("gate", m=4096, n=14336, k=4096, kernels=[
+        p1 = si.normalize_problem(gemm("gate", m=4096, n=14336, k=4096, kernels=[
             kentry("p0/k0.ptx", ["default"]), kentry("p0/k1.ptx", ["sweep"], block_m=256),
             kentry("p0/k2.ptx", ["sweep"], block_k=64), kentry("p0/k3.ptx", ["sweep"]),
             kentry("p0/k4.ptx", ["sweep"]), kentry("p0/k5.ptx", ["sweep"])]))
-        p2 = rs.normalize_problem(gemm("random_000", m=7, n=33, k=5, kernels=[
+        p2 = si.normalize_problem(gemm("random_000", m=7, n=33, k=5, kernels=[
             kentry("p1/k0.ptx", ["random"])]))
-        p3 = rs.normalize_problem(gemm("random_001", m=7, n=33, k=5, kernels=[
+        p3 = si.normalize_problem(gemm("random_001", m=7, n=33, k=5, kernels=[
             kentry("p2/k0.ptx", ["random"])]))
         results = {
             "gate": {"seed": 5, "tolerance": 0.01, "cublas": {"ms": 1.0, "rel_err": 1e-3},
@@ -524,7 +527,7 @@ class Record(unittest.TestCase):
                "software": {"torch": "2.11", "cupy": "13.6", "cuda_torch": "13.0"},
                "loader": "cupy.RawModule", "loader_errors": [], "sleep_cycles": 1000}
         index = {"kopt_sweep_version": 1, "chip": "sm_90a", "commit": "abc"}
-        return rs.build_record(index, [p1, p2, p3], results, env, meta)
+        return sr.build_record(index, [p1, p2, p3], results, env, meta)
 
     def test_kernels(self):
         r = self.record()
@@ -561,20 +564,20 @@ class Record(unittest.TestCase):
         self.assertAlmostEqual(t["geomean_best_ratio_to_cublas"]["value"], 1.25)
         self.assertEqual(t["geomean_best_ratio_to_cublas"]["problems"], 1)
         self.assertAlmostEqual(t["geomean_default_ratio_to_cublas"]["value"], 0.5)
-        self.assertEqual(rs.exit_code(r), 1)
+        self.assertEqual(sr.exit_code(r), 1)
 
     def test_exit_code_clean(self):
-        p = rs.normalize_problem(gemm("a", kernels=[kentry("k.ptx", ["default"]),
+        p = si.normalize_problem(gemm("a", kernels=[kentry("k.ptx", ["default"]),
                                                     kentry("l.ptx", ["sweep"])]))
-        r = rs.build_record({}, [p], {"a": {"cublas": {"ms": 1.0}, "kernels": {
+        r = sr.build_record({}, [p], {"a": {"cublas": {"ms": 1.0}, "kernels": {
             0: {"status": "ok", "ms": 1.0}, 1: {"status": "skipped", "error": "past"}}}},
             None, {})
-        self.assertEqual(rs.exit_code(r), 0)
+        self.assertEqual(sr.exit_code(r), 0)
         self.assertTrue(r["problems"][0]["summary"]["default"]["is_best"])
-        rs.markdown(r)  # no device, no method: still renders
+        sr.markdown(r)  # no device, no method: still renders
 
     def test_markdown(self):
-        md = rs.markdown(self.record())
+        md = sr.markdown(self.record())
         self.assertIn("# kopt matmul schedule sweep: NVIDIA H200", md)
         self.assertIn("| 1 | gate | 4096 x 14336 x 4096 B^T | bf16 | 1 |", md)
         self.assertIn("| 1.250 | 2 | 0.500 | 2.500 | 2 | 1 | 2 | 1 |", md)
@@ -588,17 +591,17 @@ class Record(unittest.TestCase):
         self.assertNotIn("| 2 | random_000", md)  # random problems are not sweep rows
 
     def test_fmt_schedule(self):
-        self.assertEqual(rs.fmt_schedule(SCHED),
+        self.assertEqual(sr.fmt_schedule(SCHED),
                          "mma_sync cp_async bm=128 bn=128 bk=32 wm=64 wn=32 warps=8 st=2 "
                          "splitk=1 sw=1 vec=1")
-        self.assertEqual(rs.fmt_schedule({}), "-")
-        self.assertEqual(rs.fmt_schedule({"x": [1, 2], "persistent": True}),
+        self.assertEqual(sr.fmt_schedule({}), "-")
+        self.assertEqual(sr.fmt_schedule({"x": [1, 2], "persistent": True}),
                          "persistent=True x=[1, 2]")
         wg = dict(SCHED, instruction="wgmma", copy="tma", warp_specialize=True)
-        self.assertEqual(rs.fmt_schedule(dict(wg, tma_store=True)),
+        self.assertEqual(sr.fmt_schedule(dict(wg, tma_store=True)),
                          "wgmma tma bm=128 bn=128 bk=32 wm=64 wn=32 warps=8 st=2 splitk=1 "
                          "sw=1 vec=1 ws=True ts=True")
-        self.assertEqual(rs.fmt_schedule(dict(wg, tma_store=False)), rs.fmt_schedule(wg))
+        self.assertEqual(sr.fmt_schedule(dict(wg, tma_store=False)), sr.fmt_schedule(wg))
 
 
 # ======================================================================= TF32
@@ -721,7 +724,7 @@ class Tf32Problems(unittest.TestCase):
         self.assertEqual({s["swizzle"] for s in cands(511, 6144)}, {1})
         self.assertEqual({s["vector_width"] for s in cands(8, 4094)}, {2})
         self.assertEqual({s["vector_width"] for s in cands(4097, 4095)}, {1})
-        self.assertIn("tf32", rs.KNOWN_TAGS)
+        self.assertIn("tf32", si.KNOWN_TAGS)
 
 
 class Tf32Sweep(TempDir):
@@ -810,7 +813,7 @@ class TmaStoreSweep(TempDir):
         f32 = cs.problem("z", 8, 4096, 4096, "f32", "f32", False, True)
         self.assertEqual(cs.tma_store_bases(f32, dict(self.DEFAULT, num_warps=4)),
                          [{k: v for k, v in self.DEFAULT.items() if k != "num_warps"}])
-        self.assertIn("tma_store", rs.KNOWN_TAGS)
+        self.assertIn("tma_store", si.KNOWN_TAGS)
 
     def test_compile_and_dry_run(self):
         os.environ["KOPT_FAKE_LOG"] = os.path.join(self.tmp, "kopt-space.log")
@@ -867,52 +870,52 @@ class Tf32Checks(unittest.TestCase):
     def test_index(self):
         good = {"kopt_sweep_version": 1, "problems": [
             gemm("p_tf32", dtype="f32", tf32=True, kernels=[])]}
-        self.assertEqual(rs.check_index(good), [])
-        self.assertIs(rs.normalize_problem(good["problems"][0])["tf32"], True)
-        self.assertIs(rs.normalize_problem(gemm("q", kernels=[]))["tf32"], False)
+        self.assertEqual(si.check_index(good), [])
+        self.assertIs(si.normalize_problem(good["problems"][0])["tf32"], True)
+        self.assertIs(si.normalize_problem(gemm("q", kernels=[]))["tf32"], False)
         for change, want in ((dict(tf32="yes"), "tf32 must be a boolean"),
                              (dict(dtype="bf16"), "tf32 needs f32 operands, got 'bf16'")):
             bad = json.loads(json.dumps(good))
             bad["problems"][0].update(change)
-            errs = rs.check_index(bad)
+            errs = si.check_index(bad)
             self.assertTrue(any(want in e for e in errs), (want, errs))
 
     def test_manifest(self):
         k = {"file": "p/k.ptx", "manifest": "p/k.json", "schedule": SCHED, "tags": ["tf32"]}
-        p = rs.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
+        p = si.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
         m = manifest(p, ptx="k.ptx", schedule=SCHED)
         self.assertEqual(m["kernels"][0]["ops"][0]["attrs"]["tf32"], True)
-        self.assertEqual(rs.check_kernel_manifest(p, k, m, PTX), (None, []))
+        self.assertEqual(si.check_kernel_manifest(p, k, m, PTX), (None, []))
         # A kernel built without tf32 for a tf32 problem, and the reverse.
         del m["kernels"][0]["ops"][0]["attrs"]["tf32"]
-        err, _ = rs.check_kernel_manifest(p, k, m, PTX)
+        err, _ = si.check_kernel_manifest(p, k, m, PTX)
         self.assertIn("tf32 is False, the problem's True", err)
-        q = rs.normalize_problem(gemm("x", dtype="f32", kernels=[]))
+        q = si.normalize_problem(gemm("x", dtype="f32", kernels=[]))
         m = manifest(q, ptx="k.ptx", schedule=SCHED)
         m["kernels"][0]["ops"][0]["attrs"]["tf32"] = True
-        err, _ = rs.check_kernel_manifest(q, k, m, PTX)
+        err, _ = si.check_kernel_manifest(q, k, m, PTX)
         self.assertIn("tf32 is True, the problem's False", err)
 
     def test_tolerance(self):
         # TF32 operands have f16's 10-bit mantissa: f16's tolerance, not f32's.
-        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f32", tf32=True)), 2e-3)
-        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f32")), 1e-5)
-        self.assertEqual(rs.problem_tolerance(gemm("x", dtype="f32", tf32=True,
+        self.assertEqual(si.problem_tolerance(gemm("x", dtype="f32", tf32=True)), 2e-3)
+        self.assertEqual(si.problem_tolerance(gemm("x", dtype="f32")), 1e-5)
+        self.assertEqual(si.problem_tolerance(gemm("x", dtype="f32", tf32=True,
                                                    tolerance=1e-3)), 1e-3)
 
     def test_record_and_markdown(self):
-        p = rs.normalize_problem(gemm("x_tf32", m=512, n=6144, k=4096, dtype="f32", tf32=True,
+        p = si.normalize_problem(gemm("x_tf32", m=512, n=6144, k=4096, dtype="f32", tf32=True,
                                       kernels=[kentry("p0/k0.ptx", ["default"])]))
-        q = rs.normalize_problem(gemm("y", dtype="f32", kernels=[kentry("p1/k0.ptx",
+        q = si.normalize_problem(gemm("y", dtype="f32", kernels=[kentry("p1/k0.ptx",
                                                                         ["default"])]))
-        r = rs.build_record({}, [p, q], {"x_tf32": {"cublas": {"ms": 1.0}, "kernels": {
+        r = sr.build_record({}, [p, q], {"x_tf32": {"cublas": {"ms": 1.0}, "kernels": {
             0: {"status": "ok", "ms": 2.0}}}}, None,
             {"method": {"tf32": True, "tolerance": ks.TOLERANCE,
                         "tf32_tolerance": ks.TF32_TOLERANCE}})
         self.assertIs(r["problems"][0]["tf32"], True)
         self.assertIs(r["problems"][1]["tf32"], False)
         self.assertEqual(r["problems"][0]["dtype_tolerance"], 2e-3)
-        md = rs.markdown(r)
+        md = sr.markdown(r)
         self.assertIn("| 1 | x_tf32 | 512 x 6144 x 4096 B^T | f32 tf32 |", md)
         self.assertIn("| 2 | y | 64 x 128 x 256 B^T | f32 |", md)
         self.assertIn("Problems marked tf32 allow TF32: cuBLAS with allow_tf32 = True, "
@@ -953,7 +956,7 @@ class FakeMatmulTorch:
         return out or FakeT()
 
 
-class Tf32Worker(rs.SweepWorker):
+class Tf32Worker(sw.SweepWorker):
     def __init__(self):
         self.torch = FakeMatmulTorch()
         self.o = {"seed": 1}
@@ -973,7 +976,7 @@ class Tf32Worker(rs.SweepWorker):
 class Tf32Cublas(unittest.TestCase):
     def test_cublas_with_allow_tf32(self):
         w = Tf32Worker()
-        p = rs.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
+        p = si.normalize_problem(gemm("x_tf32", dtype="f32", tf32=True, kernels=[]))
         state, info = w.setup_problem(p, None)
         # The float64 reference without TF32; cuBLAS's check and timed call with it.
         self.assertEqual(w.torch.calls, [False, True, True])
@@ -985,7 +988,7 @@ class Tf32Cublas(unittest.TestCase):
         self.assertEqual(info["tolerance"], 2e-3)  # above 4 x cuBLAS's 3e-4
         # Without tf32 cuBLAS stays exact f32.
         w = Tf32Worker()
-        p = rs.normalize_problem(gemm("x", dtype="f32", kernels=[]))
+        p = si.normalize_problem(gemm("x", dtype="f32", kernels=[]))
         state, info = w.setup_problem(p, None)
         self.assertEqual(w.torch.calls, [False, False, False])
         self.assertEqual(info["cublas"]["impl"], "torch.matmul(a, b.mT, out=c)")
@@ -1008,7 +1011,7 @@ class Tf32Cublas(unittest.TestCase):
 
 # ======================================================================= the driver
 
-class FakeWorker(rs.SweepWorker):
+class FakeWorker(sw.SweepWorker):
     """SweepWorker's loop with fake GPU work: each kernel's index entry says what
     happens ("fake": "ok:MS", "incorrect", "error", "sticky", "crash", "hang",
     "slow:S"); a problem with "fake_setup": "error" fails its setup."""
@@ -1030,7 +1033,7 @@ class FakeWorker(rs.SweepWorker):
             raise RuntimeError("setup failed")
         cub = known or {"ms": 1.0, "rel_err": 1e-3, "out_dtype": p["out_dtype"],
                         "worker_pid": os.getpid()}
-        return {}, {"seed": rs.problem_seed(self.o["seed"], p["id"]), "cublas": cub,
+        return {}, {"seed": si.problem_seed(self.o["seed"], p["id"]), "cublas": cub,
                     "tolerance": 0.01, "dtype_tolerance": 0.01}
 
     def release(self, state):
@@ -1153,5 +1156,5 @@ class Driver(TempDir):
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--fake-worker":
-        sys.exit(run_suite.worker_main(sys.argv[2], FakeWorker))
+        sys.exit(worker_process.worker_main(sys.argv[2], FakeWorker))
     unittest.main()
