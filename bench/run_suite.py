@@ -49,6 +49,11 @@ a hang past --problem-timeout) is recorded as failed and a new worker goes on
 with the next problem. Problems not started by --deadline seconds are recorded
 as skipped, so that a record is always written.
 
+The code: this file (command line, --compile, --dry-run, the driver), suite_worker.py
+(the worker: kopt and the peers per problem), gpu_worker.py (the timing routine, the
+ceilings, the checks; shared with bench/run_sweep.py), worker_process.py (the worker
+processes), suite_inputs.py (the compiled folder) and suite_record.py (the record).
+
 Writes OUT/suite.json (the record), OUT/suite.md, OUT/speedup.png,
 OUT/roofline.png and OUT/run.log. Exit code: 0 when every problem kopt supports
 ran correctly, 1 when one failed, was skipped or kopt was incorrect, 2 on usage
@@ -59,7 +64,6 @@ import json
 import os
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -294,22 +298,12 @@ def parse_args(argv):
     return ap, args
 
 
-def write_outputs(args, record):
+def report_run(args, record):
     """OUT/suite.json, the report (report.write_all) and the summary in the log; the
     driver's plan and events are removed. Returns the exit code."""
-    path = os.path.join(args.out, "suite.json")
-    with open(path, "w") as f:
-        json.dump(record, f, indent=1, default=str)
-        f.write("\n")
-    written = [path]
-    try:
-        written += report.write_all(record, args.out)
-    except Exception:
-        traceback.print_exc()
-        log("error: the report could not be written in full")
-    for pth in (os.path.join(args.out, "plan.json"), os.path.join(args.out, "events.jsonl")):
-        if os.path.exists(pth):
-            os.remove(pth)
+    written = worker_process.write_outputs(
+        args.out, "suite.json", record, lambda rec: report.write_all(rec, args.out), log,
+        "the report could not be written in full")
     agg = record["aggregates"]
     log("wrote " + ", ".join(written))
     for peer, g in agg["geomean_speedup"].items():
@@ -354,7 +348,7 @@ def main(argv=None):
     out_records = suite_record.problem_records(problems, records, comp, limits)
     record = suite_record.build_record(args, problems, out_records, env, ceilings,
                                        comp_record, limits, t0)
-    return write_outputs(args, record)
+    return report_run(args, record)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ problem checked against a float64 reference and timed beside cuBLAS, in one run.
 DIR is what bench/compile_sweep.py wrote: DIR/index.json and, per kernel, a PTX file
 and its launch manifest (docs/manifest.md: one matmul kernel with the parameters a,
 b, result). The runner needs Python 3, torch and the kopt Python package
-(PYTHONPATH=<bundle>/python; docs/python.md); no LLVM. It reuses bench/run_suite.py's
-worker: the timing routine, the L2 flush, the check against the reference and the
-launch through the package (kopt.load, Function.launch: the C++ runtime checks the
-manifest, encodes the tensor maps and packs the arguments).
+(PYTHONPATH=<bundle>/python; docs/python.md); no LLVM. Its worker (sweep_worker.py)
+shares bench/run_suite.py's base class (gpu_worker.py): the timing routine, the L2
+flush, the check against the reference and the launch through the package (kopt.load,
+Function.launch: the C++ runtime checks the manifest, encodes the tensor maps and packs
+the arguments). The index and its checks: sweep_index.py; the record and sweep.md:
+sweep_record.py; the worker processes: worker_process.py.
 
 Per problem (m, n, k, dtype, out_dtype, transpose_a, transpose_b and, for f32, an
 optional tf32), in a worker process:
@@ -53,7 +55,6 @@ import os
 import shlex
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -241,6 +242,14 @@ def dry_run(args, index, problems):
     return 1 if bad else 0
 
 
+def write_markdown(out, record):
+    """OUT/sweep.md; returns [its path]."""
+    path = os.path.join(out, "sweep.md")
+    with open(path, "w") as f:
+        f.write(markdown(record))
+    return [path]
+
+
 def main(argv=None, worker_cmd=None):
     ap = argparse.ArgumentParser(description="Matmul schedule-sweep runner: every compiled "
                                  "schedule checked and timed beside cuBLAS (GPU host).")
@@ -312,22 +321,9 @@ def main(argv=None, worker_cmd=None):
                            "tolerance": ks.TOLERANCE, "tf32_tolerance": ks.TF32_TOLERANCE,
                            "deadline_s": args.deadline, "timeout_s": args.timeout}}
         record = build_record(index, problems, results, env, meta)
-        path = os.path.join(args.out, "sweep.json")
-        with open(path, "w") as f:
-            json.dump(record, f, indent=1, default=str)
-            f.write("\n")
-        written = [path]
-        try:
-            mpath = os.path.join(args.out, "sweep.md")
-            with open(mpath, "w") as f:
-                f.write(markdown(record))
-            written.append(mpath)
-        except Exception:
-            traceback.print_exc()
-            log("error: sweep.md could not be written")
-        for pth in (os.path.join(args.out, "plan.json"), os.path.join(args.out, "events.jsonl")):
-            if os.path.exists(pth):
-                os.remove(pth)
+        written = worker_process.write_outputs(args.out, "sweep.json", record,
+                                               lambda rec: write_markdown(args.out, rec),
+                                               log, "sweep.md could not be written")
         s = record["summary"]
         log(f"{s['kernels']} kernels: {s['correct']} correct, {s['incorrect']} incorrect, "
             f"{s['failed']} failed, {s['skipped']} skipped; geomean best/cuBLAS "

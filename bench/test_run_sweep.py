@@ -31,10 +31,12 @@ sys.path.insert(0, HERE)
 import compile_sweep as cs  # noqa: E402
 import kopt_suite as ks  # noqa: E402
 import run_sweep as rs  # noqa: E402
+import sweep_candidates as cands_mod  # noqa: E402
 import sweep_index as si  # noqa: E402
 import sweep_record as sr  # noqa: E402
 import sweep_worker as sw  # noqa: E402
 import worker_process  # noqa: E402
+from testutil import assert_all_in  # noqa: E402
 
 PTX = """.version 8.0
 .target sm_90a
@@ -471,10 +473,12 @@ class DryRun(TempDir):
         os.remove(os.path.join(self.tmp, "p001", "k000.ptx"))
         rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
         self.assertEqual(rc, 1, out)
-        self.assertIn("3 kernels with errors", out)
-        self.assertIn("kernel parameter 'result' is f32", out)
-        self.assertIn("not an .entry", out)
-        self.assertIn("No such file", out)
+        assert_all_in(self, out, [
+            "3 kernels with errors",
+            "kernel parameter 'result' is f32",
+            "not an .entry",
+            "No such file",
+        ])
 
     def test_usage_errors(self):
         rc, out = quiet(rs.main, ["--sweep-dir", self.tmp, "--dry-run"])
@@ -578,16 +582,18 @@ class Record(unittest.TestCase):
 
     def test_markdown(self):
         md = sr.markdown(self.record())
-        self.assertIn("# kopt matmul schedule sweep: NVIDIA H200", md)
-        self.assertIn("| 1 | gate | 4096 x 14336 x 4096 B^T | bf16 | 1 |", md)
-        self.assertIn("| 1.250 | 2 | 0.500 | 2.500 | 2 | 1 | 2 | 1 |", md)
-        self.assertIn("bm=256", md)
-        self.assertIn("| random | 2 | 1 | 1 | 0 | 1 | 0 |", md)
-        self.assertIn("`random` kernels: 1 of 2 ran, 1 correct", md)
-        self.assertIn("CUDA_ERROR_LAUNCH_FAILED", md)
-        self.assertIn("| incorrect | 0.7 | mma_sync cp_async bm=128 bn=128 bk=64", md)
-        self.assertIn("12 NaN/Inf where the reference is finite (first at flat index 3) |", md)
-        self.assertIn("problem random_001: worker died", md)
+        assert_all_in(self, md, [
+            "# kopt matmul schedule sweep: NVIDIA H200",
+            "| 1 | gate | 4096 x 14336 x 4096 B^T | bf16 | 1 |",
+            "| 1.250 | 2 | 0.500 | 2.500 | 2 | 1 | 2 | 1 |",
+            "bm=256",
+            "| random | 2 | 1 | 1 | 0 | 1 | 0 |",
+            "`random` kernels: 1 of 2 ran, 1 correct",
+            "CUDA_ERROR_LAUNCH_FAILED",
+            "| incorrect | 0.7 | mma_sync cp_async bm=128 bn=128 bk=64",
+            "12 NaN/Inf where the reference is finite (first at flat index 3) |",
+            "problem random_001: worker died",
+        ])
         self.assertNotIn("| 2 | random_000", md)  # random problems are not sweep rows
 
     def test_fmt_schedule(self):
@@ -707,7 +713,7 @@ class Tf32Problems(unittest.TestCase):
     def test_candidates(self):
         def cands(m, n):
             p = cs.tf32_problem(cs.problem("x", m, n, 4096, "f32", "f32", False, True))
-            return cs.tf32_candidates(p)
+            return cands_mod.tf32_candidates(p)
         c = cands(512, 6144)
         self.assertEqual(len(c), 20)
         self.assertTrue(all(s["instruction"] == "wgmma" and s["copy"] == "tma" and
@@ -791,7 +797,7 @@ class TmaStoreSweep(TempDir):
 
     def test_bases(self):
         p = cs.problem("x", 32, 768, 2048, "bf16", "bf16", False, True)
-        b = cs.tma_store_bases(p, self.DEFAULT)
+        b = cands_mod.tma_store_bases(p, self.DEFAULT)
         self.assertEqual(b[0], {k: v for k, v in self.DEFAULT.items() if k != "num_warps"})
         tiles = [(s["block_m"], s["block_n"], s["warp_m"], s["warp_n"], s["block_k"],
                   s["stages"], s["split_k"], s["persistent"], s["warp_specialize"])
@@ -806,12 +812,12 @@ class TmaStoreSweep(TempDir):
                             "tma_store" not in s for s in b[1:]))
         # The decode tile only for M <= 64; swizzle 8 for M >= 512; vector_width 4
         # for f32 C; f32 operands: the default only.
-        b = cs.tma_store_bases(cs.problem("y", 4096, 4096, 4096, "f16", "f32", False, True),
+        b = cands_mod.tma_store_bases(cs.problem("y", 4096, 4096, 4096, "f16", "f32", False, True),
                                self.DEFAULT)
         self.assertEqual(len(b), 5)
         self.assertEqual({(s["swizzle"], s["vector_width"]) for s in b[1:]}, {(8, 4)})
         f32 = cs.problem("z", 8, 4096, 4096, "f32", "f32", False, True)
-        self.assertEqual(cs.tma_store_bases(f32, dict(self.DEFAULT, num_warps=4)),
+        self.assertEqual(cands_mod.tma_store_bases(f32, dict(self.DEFAULT, num_warps=4)),
                          [{k: v for k, v in self.DEFAULT.items() if k != "num_warps"}])
         self.assertIn("tma_store", si.KNOWN_TAGS)
 
@@ -916,10 +922,12 @@ class Tf32Checks(unittest.TestCase):
         self.assertIs(r["problems"][1]["tf32"], False)
         self.assertEqual(r["problems"][0]["dtype_tolerance"], 2e-3)
         md = sr.markdown(r)
-        self.assertIn("| 1 | x_tf32 | 512 x 6144 x 4096 B^T | f32 tf32 |", md)
-        self.assertIn("| 2 | y | 64 x 128 x 256 B^T | f32 |", md)
-        self.assertIn("Problems marked tf32 allow TF32: cuBLAS with allow_tf32 = True, "
-                      "tolerance at least 0.002.", md)
+        assert_all_in(self, md, [
+            "| 1 | x_tf32 | 512 x 6144 x 4096 B^T | f32 tf32 |",
+            "| 2 | y | 64 x 128 x 256 B^T | f32 |",
+            "Problems marked tf32 allow TF32: cuBLAS with allow_tf32 = True, "
+            "tolerance at least 0.002.",
+        ])
 
 
 class FakeT:

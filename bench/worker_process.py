@@ -81,3 +81,24 @@ def kill_worker(proc):
     """Kills the worker and what it started (its session)."""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def write_outputs(out, record_name, record, write_reports, log, report_error):
+    """The end of a run: OUT/record_name (the record, JSON), then the reports
+    `write_reports(record)` writes (it returns their paths; an exception is printed
+    and logged as `report_error`, the record stays), then the driver's plan.json and
+    events.jsonl removed. Returns the paths written."""
+    path = os.path.join(out, record_name)
+    with open(path, "w") as f:
+        json.dump(record, f, indent=1, default=str)
+        f.write("\n")
+    written = [path]
+    try:
+        written += write_reports(record)
+    except Exception:
+        traceback.print_exc()
+        log(f"error: {report_error}")
+    for pth in (os.path.join(out, "plan.json"), os.path.join(out, "events.jsonl")):
+        if os.path.exists(pth):
+            os.remove(pth)
+    return written
