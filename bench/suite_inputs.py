@@ -32,3 +32,11 @@ def manifest_paths(ptx_dir, comp, name):
 
 def compiled(c):
     return c is not None and c.get("status") in ("ok", "newly-supported")
+
+
+def not_compiled(c):
+    """kopt's status and error in the record of a problem that was not compiled
+    (`c`: its entry of the compile record, None when it has none)."""
+    return {"status": "unsupported" if c and c.get("status", "").startswith(
+                "unsupported") else "compile-failed",
+            "error": (c or {}).get("error", "not in the compile record")}

@@ -7,7 +7,7 @@ import time
 
 import kopt_suite as ks
 from gpu_worker import HOST_AHEAD_US, L2_FLUSH_BYTES
-from suite_inputs import compiled
+from suite_inputs import compiled, not_compiled
 
 
 def strip_problem(p):
@@ -30,9 +30,7 @@ def problem_records(problems, records, comp, limits):
         r.setdefault("peers", {})
         c = comp.get(p["name"])
         if not r["kopt"].get("status") and not compiled(c):
-            r["kopt"] = {"status": "unsupported" if c and c.get("status", "").startswith(
-                "unsupported") else "compile-failed",
-                "error": (c or {}).get("error", "not in the compile record")}
+            r["kopt"] = not_compiled(c)
         if r.get("skipped"):
             r["kopt"].setdefault("status", "skipped")
         elif r.get("error") and not r["kopt"].get("status"):

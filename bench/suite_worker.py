@@ -11,7 +11,7 @@ import zlib
 
 import kopt_suite as ks
 from gpu_worker import GpuWorker
-from suite_inputs import compiled, load_inputs, log, manifest_paths
+from suite_inputs import compiled, load_inputs, log, manifest_paths, not_compiled
 
 
 class Worker(GpuWorker):
@@ -101,9 +101,7 @@ class Worker(GpuWorker):
         c = comp.get(p["name"])
         k = rec["kopt"]
         if not compiled(c):
-            k["status"] = "unsupported" if c and c.get("status", "").startswith(
-                "unsupported") else "compile-failed"
-            k["error"] = (c or {}).get("error", "not in the compile record")
+            k.update(not_compiled(c))
             k["compile_status"] = (c or {}).get("status")
         else:
             try:

@@ -266,6 +266,68 @@ class Figures(unittest.TestCase):
         ])
 
 
+class SuiteRecord(unittest.TestCase):
+    """run_suite.py's record (suite_record.py) from the workers' records."""
+
+    def test_problem_records_and_record(self):
+        import argparse
+        import time
+        import suite_record
+        problems = ks.load_suite()["problems"][:5]
+        names = [p["name"] for p in problems]
+        t = {"median_ms": 0.5}
+        records = {
+            names[0]: {"name": names[0], "kopt": {"status": "ok", "time": t,
+                                                  "check": {"outputs": []}},
+                       "peers": {"eager": {"time": {"median_ms": 1.0}}}},
+            names[1]: {"name": names[1], "skipped": "past --deadline"},
+            names[2]: {"name": names[2], "error": "worker died (signal 9) in this problem"},
+            names[4]: {"name": names[4], "peers": {}},  # not compiled (below)
+            # names[3]: compiled, but no record.
+        }
+        comp = {n: {"name": n, "status": "ok"} for n in names[:4]}
+        comp[names[4]] = {"name": names[4], "status": "unsupported-op", "error": "no fft"}
+        limits = {"datasheet": ks.DATASHEET, "measured": None}
+        recs = suite_record.problem_records(problems, records, comp, limits)
+        self.assertEqual([r["name"] for r in recs], names)
+        self.assertEqual([r["kopt"]["status"] for r in recs],
+                         ["ok", "skipped", "error", "error", "unsupported"])
+        self.assertEqual(recs[2]["kopt"]["error"], "worker died (signal 9) in this problem")
+        self.assertEqual(recs[3]["error"], "no result")
+        self.assertEqual(recs[4]["kopt"]["error"], "no fft")
+        self.assertEqual(recs[0]["speedup"]["eager"], 2.0)
+        self.assertNotIn("values", recs[0]["problem"])  # strip_problem
+        self.assertEqual(recs[0]["model"], problems[0]["model"])
+        self.assertEqual(suite_record.failed_problems(recs), names[1:4])
+        comp[names[1]]["status"] = "crash"  # not compiled: compile-failed unless skipped
+        self.assertEqual(suite_record.problem_records(problems[1:2], {}, comp, limits)[0]
+                         ["kopt"]["status"], "compile-failed")
+
+        args = argparse.Namespace(runs=100, min_runs=10, warmup=10, time_budget=2.0, seed=1,
+                                  allow_reduced_precision=False, peers=["eager"])
+        env = {"device": {"name": "NVIDIA H200"}, "software": {"torch": "2.9"},
+               "sleep_cycles": 5, "loader": "kopt package", "loader_errors": []}
+        rec = suite_record.build_record(args, problems, recs, env, {"copy": {}},
+                                        {"git": "abc", "arch": "sm_90a", "x": 1}, limits,
+                                        time.time())
+        self.assertEqual(list(rec), ["tool", "format_version", "date", "wall_s", "device",
+                                     "software", "compile", "method", "limits", "ceilings",
+                                     "aggregates", "problems"])
+        self.assertEqual(rec["tool"], "bench/run_suite.py")
+        self.assertEqual(rec["compile"], {"git": "abc", "date": None, "ptxas_version": None,
+                                          "arch": "sm_90a", "counts": None})
+        m = rec["method"]
+        self.assertEqual((m["runs"], m["sleep_cycles"], m["peers"], m["l2_flush_bytes"]),
+                         (100, 5, ["eager"], 256 << 20))
+        self.assertEqual(m["tf32_problems"], [p["name"] for p in problems if ks.uses_tf32(p)])
+        self.assertEqual(rec["aggregates"]["kopt_status"],
+                         {"ok": 1, "skipped": 1, "error": 2, "unsupported": 1})
+        # No worker reported an environment.
+        rec = suite_record.build_record(args, problems, recs, None, None, {}, limits, 0)
+        self.assertIsNone(rec["device"])
+        self.assertIsNone(rec["method"]["loader"])
+
+
 class Tf32(unittest.TestCase):
     """A matmul that allows TF32: attrs {"tf32": true} (f32 operands only)."""
 
