@@ -92,6 +92,9 @@ with a reason), and the failures: unexpected-rejection (kopt-space said valid,
 kopt-opt rejected), accepted-invalid (kopt-space said invalid, kopt-opt compiled),
 error (kopt-opt failed otherwise), crash, ptxas-rejected.
 
+The candidate schedules named above (`candidates()`, `split_bases()`, ...) are in
+bench/sweep_candidates.py.
+
 Exit code: 0 when no point failed, 1 when one did, 2 on usage errors.
 """
 import argparse
@@ -110,6 +113,11 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import kopt_suite as ks  # noqa: E402
 from compile_suite import first_error  # noqa: E402
+from sweep_candidates import (both_ways, candidates, decode_candidates,  # noqa: E402
+                              decode_deep_candidates, decode_ws_candidates, epilogue_bases,
+                              epilogue_widths, gemv_candidates, persistent_bases,
+                              split_bases, tf32_candidates, tma_bases, tma_store_bases,
+                              ws_bases)
 
 FAILURES = ("unexpected-rejection", "accepted-invalid", "error", "crash",
             "ptxas-rejected")
@@ -220,296 +228,6 @@ def space_args(p):
     return args
 
 
-def tf32_candidates(p):
-    """The TF32 sweep's schedules for problem p (f32 operands, TF32 allowed): wgmma
-    with TMA copies, block_k 32 and 64 (128 and 256 bytes of f32), four warpgroup
-    tiles, 3 or 4 stages (also 5 for the 64-row tiles). Validity is kopt's to
-    decide: kopt-opt rejects what does not fit (shared memory, layouts)."""
-    sw = 8 if p["m"] >= 512 else 1
-    vw = 4 if p["n"] % 4 == 0 else (2 if p["n"] % 2 == 0 else 1)
-    out = []
-    for bm, bn, wm, wn in ((128, 256, 64, 256), (128, 128, 64, 128), (64, 128, 64, 128),
-                           (64, 64, 64, 64)):
-        for bk in (32, 64):
-            for st in ((3, 4) if bm > 64 else (3, 4, 5)):
-                out.append({"instruction": "wgmma", "copy": "tma", "stages": st,
-                            "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                            "block_k": bk, "swizzle": sw, "vector_width": vw,
-                            "split_k": 1, "persistent": False})
-    return out
-
-
-def candidates(p):
-    """The sweep's schedules for problem p (validity is kopt's to decide)."""
-    out = []
-    if p["dtype"] == "f32":
-        for bm, bn, wm, wn in ((64, 64, 32, 16), (128, 64, 32, 32), (64, 128, 32, 32),
-                               (128, 128, 64, 32), (32, 64, 16, 16), (64, 32, 16, 16),
-                               (128, 128, 32, 32), (256, 128, 64, 64)):
-            for bk in (8, 16, 32):
-                threads = 32 * (bm // wm) * (bn // wn)
-                chunked = (bm // (threads // 16)) % 4 == 0 and (bn // 16) % 4 == 0
-                out.append({"instruction": "ffma", "copy": "sync", "stages": 1,
-                            "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                            "block_k": bk, "swizzle": 8 if p["m"] >= 512 else 1,
-                            "vector_width": 4 if chunked and p["n"] % 4 == 0 else 1})
-        return out
-    if p["m"] <= 64:
-        tiles = ((16, 64, 16, 16), (16, 128, 16, 32), (32, 64, 32, 16),
-                 (32, 128, 32, 32), (64, 32, 64, 8), (64, 64, 64, 16),
-                 (64, 128, 64, 32), (16, 256, 16, 64))
-        ks_, stages = (32, 64), (3, 4, 5)
-    else:
-        tiles = ((128, 128, 64, 32), (128, 128, 64, 64), (128, 256, 64, 64),
-                 (256, 128, 64, 64), (128, 64, 64, 32), (64, 128, 32, 64),
-                 (64, 64, 32, 32), (256, 64, 64, 32))
-        ks_, stages = (32, 64), (3, 4)
-    async_ok = (not p["transpose_a"]) and p["transpose_b"] and p["k"] % 8 == 0
-    if async_ok:
-        # wgmma: warpgroup tiles of 64 or 128 rows, N up to 256, K step 64.
-        big_tiles = -(-p["m"] // 128) * -(-p["n"] // 256)
-        if p["m"] <= 64:
-            wg_tiles = ((64, 32, 64, 32), (64, 64, 64, 64), (64, 128, 64, 128),
-                        (64, 256, 64, 256))
-            wg_stages = (4, 5)
-        elif big_tiles < 100:
-            # Small grids: the decode tiles as well.
-            wg_tiles = ((64, 32, 64, 32), (64, 64, 64, 64), (64, 128, 64, 128),
-                        (128, 128, 64, 128), (128, 256, 64, 256), (64, 256, 64, 256))
-            wg_stages = (3, 4, 5)
-        else:
-            wg_tiles = ((128, 256, 64, 256), (128, 128, 64, 128), (64, 256, 64, 256),
-                        (128, 256, 128, 128), (256, 128, 128, 128), (64, 128, 64, 128),
-                        (128, 128, 128, 64))
-            wg_stages = (3, 4, 5)
-        for bm, bn, wm, wn in wg_tiles:
-            for bk in (64, 128):
-                for st in wg_stages + ((2,) if bk == 128 else ()):
-                    # Skip what cannot fit the 227 KB of shared memory.
-                    if st * (bm + bn) * bk * 2 > 227 * 1024:
-                        continue
-                    out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
-                                "block_m": bm, "block_n": bn, "warp_m": wm,
-                                "warp_n": wn, "block_k": bk,
-                                "swizzle": 8 if p["m"] >= 512 else 1,
-                                "vector_width": 2 if p["n"] % 2 == 0 else 1})
-    for bm, bn, wm, wn in tiles:
-        for bk in ks_:
-            for st in (stages if async_ok else (1,)):
-                out.append({"instruction": "mma_sync",
-                            "copy": "cp_async" if async_ok else "sync",
-                            "stages": st, "block_m": bm, "block_n": bn,
-                            "warp_m": wm, "warp_n": wn, "block_k": bk,
-                            "swizzle": 8 if p["m"] >= 512 else 1,
-                            "vector_width": 2 if p["n"] % 2 == 0 else 1})
-    return out
-
-
-def split_bases(p, default):
-    """Schedules whose split_k the split-K sweep varies: the default and a few tiles
-    around it (small grids are where splitting K pays)."""
-    vw = 2 if p["n"] % 2 == 0 else 1
-    if p["dtype"] == "f32":
-        shapes = [(64, 32, 16, 16, 16), (64, 64, 32, 16, 16), (32, 64, 16, 16, 16),
-                  (128, 128, 64, 32, 8)]
-        if p["m"] <= 64:  # decode: smaller and wider tiles, longer K steps
-            shapes += [(16, 64, 16, 16, 16), (16, 64, 16, 16, 32), (16, 64, 16, 16, 64),
-                       (32, 64, 16, 16, 32), (32, 64, 16, 16, 64), (32, 128, 16, 32, 16),
-                       (32, 128, 16, 32, 32), (16, 128, 16, 32, 32)]
-        tiles = [dict(block_m=bm, block_n=bn, warp_m=wm, warp_n=wn, block_k=bk)
-                 for bm, bn, wm, wn, bk in shapes]
-        base = {"instruction": "ffma", "copy": "sync", "stages": 1, "swizzle": 1}
-        out = [dict(base, **t, vector_width=4 if t["block_m"] == 128 and p["n"] % 4 == 0
-                    else 1) for t in tiles]
-    else:
-        tiles = ((64, 32, 64, 32, 128, 5), (64, 64, 64, 64, 128, 5),
-                 (64, 128, 64, 128, 64, 5), (128, 128, 64, 128, 64, 4))
-        out = [{"instruction": "wgmma", "copy": "cp_async", "stages": st, "block_m": bm,
-                "block_n": bn, "warp_m": wm, "warp_n": wn, "block_k": bk,
-                "swizzle": 1, "vector_width": vw} for bm, bn, wm, wn, bk, st in tiles]
-    base = {k: v for k, v in default.items() if k != "num_warps"}
-    return [base] + out
-
-
-def persistent_bases(p, default):
-    """Schedules whose `persistent` the persistent sweep varies (wgmma problems)."""
-    vw = 2 if p["n"] % 2 == 0 else 1
-    sw = 8 if p["m"] >= 512 else 1
-    base = {k: v for k, v in default.items() if k != "num_warps"}
-    out = [base]
-    for bm, bn, wm, wn, bk, st in ((128, 256, 64, 256, 64, 4), (128, 256, 64, 256, 64, 3),
-                                   (128, 128, 64, 128, 64, 4), (128, 128, 64, 128, 128, 3),
-                                   (256, 128, 128, 128, 64, 4)):
-        out.append({"instruction": "wgmma", "copy": "cp_async", "stages": st,
-                    "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                    "block_k": bk, "swizzle": sw, "vector_width": vw, "split_k": 1})
-    return out
-
-
-def epilogue_bases(p, default):
-    """Schedules whose epilogue the epilogue sweep varies (tensor-core problems):
-    the default, and for grids of many 128 x 256 tiles the 128 x 128 tile and
-    persistent 128 x 256 grids with 3 stages (the staged tile follows the stages)."""
-    base = {k: v for k, v in default.items() if k != "num_warps"}
-    out = [base]
-    if base.get("instruction") == "wgmma" and p["m"] > 64:
-        out += wgmma_tiles(p, ((128, 128, 64, 128, 64, 4, False),
-                               (128, 256, 64, 256, 64, 3, False),
-                               (128, 256, 64, 256, 64, 3, True),
-                               (128, 128, 64, 128, 64, 4, True)))
-    return out
-
-
-def wgmma_tiles(p, tiles, **fields):
-    """cp.async wgmma schedules of `tiles` (block_m, block_n, warp_m, warp_n, block_k,
-    stages, persistent), swizzle 8 for M >= 512, no split; `fields` added to each."""
-    sw = 8 if p["m"] >= 512 else 1
-    return [dict({"instruction": "wgmma", "copy": "cp_async", "stages": st,
-                  "block_m": bm, "block_n": bn, "warp_m": wm, "warp_n": wn,
-                  "block_k": bk, "swizzle": sw, "split_k": 1, "persistent": pe},
-                 **fields)
-            for bm, bn, wm, wn, bk, st, pe in tiles]
-
-
-def epilogue_widths(p):
-    """Register epilogue width and staged width for problem p's C."""
-    narrow = 2 if p["n"] % 2 == 0 else 1
-    wide = 4 if p["out_dtype"] == "f32" else 8
-    return [narrow] + ([wide] if p["n"] % wide == 0 else [])
-
-
-def tma_bases(p, default):
-    """wgmma schedules whose copy engine the TMA sweep varies: the default and, for
-    problems with M > 64, the 128 x 256 and 128 x 128 tiles (plain and persistent)."""
-    base = {k: v for k, v in default.items() if k != "num_warps"}
-    if base.get("instruction") != "wgmma":
-        return []
-    out = [base]
-    if p["m"] > 64:
-        vw = 8 if p["out_dtype"] != "f32" and p["n"] % 8 == 0 else (
-            2 if p["n"] % 2 == 0 else 1)
-        out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),
-                               (128, 128, 64, 128, 64, 4, False),
-                               (128, 256, 64, 256, 64, 3, True),
-                               (128, 128, 64, 128, 64, 4, True)), vector_width=vw)
-    return out
-
-
-def ws_bases(p, default):
-    """TMA schedules whose warp_specialize the warp-specialization sweep varies: the
-    default (copy = tma), on decode tiles (M <= 64) also with 3 and 5 stages; for
-    M > 64 the 128 x 256 tile and persistent 128 x 256 (3 stages) and 128 x 128 grids."""
-    base = {k: v for k, v in default.items() if k != "num_warps"}
-    if base.get("instruction") != "wgmma":
-        return []
-    base = dict(base, copy="tma")
-    out = [base]
-    if p["m"] <= 64:
-        out += [dict(base, stages=st) for st in (3, 5) if st != base["stages"]]
-    else:
-        vw = 8 if p["out_dtype"] != "f32" and p["n"] % 8 == 0 else (
-            2 if p["n"] % 2 == 0 else 1)
-        out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),
-                               (128, 256, 64, 256, 64, 3, True),
-                               (128, 128, 64, 128, 64, 4, True)), vector_width=vw,
-                           copy="tma")
-    return out
-
-
-def both_ways(p, bases, key):
-    """Jobs of problem `p`: each of `bases` with the boolean parameter `key` false
-    and true (tagged `key`), schedules that come out equal only once."""
-    jobs, seen = [], set()
-    for b in bases:
-        for on in (False, True):
-            v = dict(b, **{key: on})
-            text = json.dumps(v, sort_keys=True)
-            if text not in seen:
-                seen.add(text)
-                jobs.append((p, v, [key], None))
-    return jobs
-
-
-def tma_store_bases(p, default):
-    """Schedules whose tma_store the TMA-store sweep varies: the default and, for
-    f16/bf16 operands, wgmma tiles with TMA copies and a staged epilogue
-    (vector_width 8 for 16-bit C, 4 for f32 C; tma_store needs one): 128 x 256
-    without and with a producer warp, persistent warp-specialized 128 x 256 (3
-    stages) and 128 x 128 grids and, for M <= 64, the 64 x 16 decode tile (block_k
-    128, split_k 4, a producer warp). Validity is kopt's to decide."""
-    base = {k: v for k, v in default.items() if k != "num_warps"}
-    out = [base]
-    if p["dtype"] not in ("f16", "bf16"):
-        return out
-    vw = 4 if p["out_dtype"] == "f32" else 8
-    out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),), copy="tma",
-                       vector_width=vw, warp_specialize=False)
-    out += wgmma_tiles(p, ((128, 256, 64, 256, 64, 4, False),
-                           (128, 256, 64, 256, 64, 3, True),
-                           (128, 128, 64, 128, 64, 4, True)), copy="tma",
-                       vector_width=vw, warp_specialize=True)
-    if p["m"] <= 64:
-        out += wgmma_tiles(p, ((64, 16, 64, 16, 128, 4, False),), copy="tma",
-                           vector_width=vw, split_k=4, warp_specialize=True)
-    return out
-
-
-def decode_candidates(p, default, widths=(32, 64), splits=(1, 2, 4), stages=(2, 3, 4, 5),
-                      **fields):
-    """wgmma tiles for the decode problems (M <= 64): one warpgroup of 64 x `widths`
-    (32 or 64), block_k 64 or 128, 2 to 5 stages (fewer stages: more blocks per SM),
-    `splits` (split_k 1, 2 and 4: more blocks), the default's epilogue width, cp.async
-    unless `fields` (added to each) say otherwise."""
-    if default.get("instruction") != "wgmma" or p["m"] > 64:
-        return []
-    vw = default.get("vector_width", 2)
-    return [dict({"instruction": "wgmma", "copy": "cp_async", "block_m": 64,
-                  "block_n": bn, "warp_m": 64, "warp_n": bn, "block_k": bk,
-                  "stages": st, "split_k": sk, "swizzle": 1, "vector_width": vw,
-                  "persistent": False}, **fields)
-            for bn in widths for bk in (64, 128) for st in stages for sk in splits]
-
-
-def decode_ws_candidates(p, default):
-    """decode_candidates() through TMA with a producer warp (copy = tma,
-    warp_specialize = true), also with 64 x 16 tiles and split_k 8."""
-    return decode_candidates(p, default, widths=(16, 32, 64), splits=(1, 2, 4, 8),
-                             copy="tma", warp_specialize=True)
-
-
-def decode_deep_candidates(p, default):
-    """Narrow decode tiles with deep rings through TMA with a producer warp: 64 x 8
-    and 64 x 16 tiles, block_k 64 or 128, 4 to 8 stages, split_k 1, 2 or 4 (cuBLAS
-    runs the Qwen3 expert shapes with 64 x 8 tiles and no split:
-    bench/results/2026-11-30-decode-deep-h200)."""
-    return decode_candidates(p, default, widths=(8, 16), splits=(1, 2, 4),
-                             stages=(4, 5, 6, 7, 8), copy="tma", warp_specialize=True)
-
-
-def gemv_candidates(p):
-    """gemv schedules for a small-M problem with both operands contiguous along K."""
-    if p["m"] > 64 or p["transpose_a"] or not p["transpose_b"]:
-        return []
-    f32 = p["dtype"] == "f32"
-    out = []
-    for bm in ((16,) if p["m"] <= 16 else (16, 32)):
-        rows = min(bm, p["m"])
-        for wn in (1, 2, 4, 8):
-            if rows * wn > 64 or (rows > 16 and wn > 2) or (rows <= 8 and wn < 2):
-                continue
-            for warps in (4, 8, 16):
-                if not 16 <= wn * warps <= 64:
-                    continue
-                for bk in ((8, 16) if f32 else (8, 16, 32)):
-                    for sk in (1, 2):
-                        out.append({"instruction": "gemv", "copy": "sync", "stages": 1,
-                                    "block_m": bm, "warp_m": bm, "block_n": wn * warps,
-                                    "warp_n": wn, "block_k": bk, "split_k": sk,
-                                    "swizzle": 1, "vector_width": 1,
-                                    "persistent": False})
-    return out
-
-
 def run(cmd, timeout=TIMEOUT_S):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -561,7 +279,36 @@ def compile_point(args, pdir, mlir_path, kname, sched, expect_valid):
     return rec
 
 
-def main(argv=None):
+# The sweep modes that are plain flags (--split-k takes a list): flag, help. The
+# first of them set in sweep_jobs' order picks the candidates.
+MODE_FLAGS = (
+    ("--persistent", "a sweep of persistent = false / true"),
+    ("--epilogue", "a sweep of register and staged epilogues"),
+    ("--gemv", "a sweep of gemv schedules on the small-M problems"),
+    ("--simt-stages", "a sweep of ffma stages 1 / 2 on the f32 problems"),
+    ("--decode-deep", "64 x 8 / 16 decode tiles with 4 to 8 stages through TMA with a "
+                      "producer warp, split_k 1 / 2 / 4 (decode_deep_candidates())"),
+    ("--decode-ws", "--decode's tiles through TMA with a producer warp, with 64 x 16 "
+                    "tiles and split_k 8 too (decode_ws_candidates())"),
+    ("--decode", "a sweep of one-warpgroup wgmma tiles, stages and split_k on the "
+                 "decode problems (M <= 64)"),
+    ("--tma", "a sweep of copy = cp_async / tma on the wgmma problems"),
+    ("--warp-specialize", "a sweep of warp_specialize = false / true on TMA schedules of "
+                          "the wgmma problems"),
+    ("--tma-store", "a sweep of tma_store = false / true (the epilogue's stores of C "
+                    "through a TMA tensor map) on tma_store_bases()"),
+    ("--tf32", "a TF32 sweep: the f32 problems with tf32 (ids + _tf32), their default "
+               "and tf32_candidates()"),
+)
+
+
+class SetupError(Exception):
+    """A tool failed before anything was compiled (exit code 2)."""
+
+
+def parse_args(argv):
+    """The command line; --split-k parsed into args.splits (None without it), the
+    tools' paths checked. Raises SetupError."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     build = os.environ.get("KOPT_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -579,125 +326,118 @@ def main(argv=None):
                          "(workloads without such points are redrawn)")
     ap.add_argument("--split-k", default=None,
                     help="comma-separated split_k values: a split-K sweep")
-    ap.add_argument("--persistent", action="store_true",
-                    help="a sweep of persistent = false / true")
-    ap.add_argument("--epilogue", action="store_true",
-                    help="a sweep of register and staged epilogues")
-    ap.add_argument("--gemv", action="store_true",
-                    help="a sweep of gemv schedules on the small-M problems")
-    ap.add_argument("--simt-stages", action="store_true",
-                    help="a sweep of ffma stages 1 / 2 on the f32 problems")
-    ap.add_argument("--decode-deep", action="store_true",
-                    help="64 x 8 / 16 decode tiles with 4 to 8 stages through TMA with a "
-                         "producer warp, split_k 1 / 2 / 4 (decode_deep_candidates())")
-    ap.add_argument("--decode-ws", action="store_true",
-                    help="--decode's tiles through TMA with a producer warp, with 64 x 16 "
-                         "tiles and split_k 8 too (decode_ws_candidates())")
-    ap.add_argument("--decode", action="store_true",
-                    help="a sweep of one-warpgroup wgmma tiles, stages and split_k "
-                         "on the decode problems (M <= 64)")
-    ap.add_argument("--tma", action="store_true",
-                    help="a sweep of copy = cp_async / tma on the wgmma problems")
-    ap.add_argument("--warp-specialize", action="store_true",
-                    help="a sweep of warp_specialize = false / true on TMA schedules of "
-                         "the wgmma problems")
-    ap.add_argument("--tma-store", action="store_true",
-                    help="a sweep of tma_store = false / true (the epilogue's stores of "
-                         "C through a TMA tensor map) on tma_store_bases()")
-    ap.add_argument("--tf32", action="store_true",
-                    help="a TF32 sweep: the f32 problems with tf32 (ids + _tf32), their "
-                         "default and tf32_candidates()")
+    for flag, text in MODE_FLAGS:
+        ap.add_argument(flag, action="store_true", help=text)
     args = ap.parse_args(argv)
-    splits = None
+    args.splits = None
     if args.split_k:
         try:
-            splits = [int(x) for x in args.split_k.split(",")]
+            args.splits = [int(x) for x in args.split_k.split(",")]
         except ValueError:
-            print(f"compile_sweep: error: --split-k takes integers, got {args.split_k!r}",
-                  file=sys.stderr)
-            return 2
+            raise SetupError(f"--split-k takes integers, got {args.split_k!r}") from None
     if args.kopt_space is None:
         args.kopt_space = os.path.join(os.path.dirname(args.kopt_opt), "kopt-space")
     for tool in (args.kopt_opt, args.kopt_space, args.ptxas):
         if not os.access(tool, os.X_OK):
-            print(f"compile_sweep: error: {tool} not found or not executable",
-                  file=sys.stderr)
-            return 2
-    os.makedirs(args.out, exist_ok=True)
+            raise SetupError(f"{tool} not found or not executable")
+    return args
 
-    # (problem, kernel name, schedule, tags, expect_valid)
+
+def space(args, p, flags):
+    """kopt-space's JSON answer for problem p with `flags`; raises SetupError."""
+    rc, out, err = run([args.kopt_space] + space_args(p) + flags)
+    if rc != 0:
+        raise SetupError(f"kopt-space: {err.strip()}")
+    return json.loads(out)
+
+
+def mode_jobs(args, p, default):
+    """The sweep's jobs (problem, schedule, tags, expect_valid) for problem p besides
+    its default, by the mode the flags pick."""
     jobs = []
-    problems = []
-    if not args.no_sweep:
-        for p in (tf32_problems() if args.tf32 else suite_problems()):
-            if args.only and p["id"] not in args.only:
-                continue
-            problems.append(p)
-            rc, out, err = run([args.kopt_space] + space_args(p) + ["--default"])
-            if rc != 0:
-                print(f"compile_sweep: error: kopt-space: {err.strip()}", file=sys.stderr)
-                return 2
-            default = json.loads(out)
-            jobs.append((p, default, ["default"], True))
-            if args.tf32:
-                for sc in tf32_candidates(p):
-                    jobs.append((p, sc, ["tf32"], None))
-                continue
-            if args.simt_stages:
-                if p["dtype"] == "f32":
-                    base = {k: v for k, v in default.items() if k != "num_warps"}
-                    for sc in [base] + candidates(p):
-                        if sc.get("instruction") != "ffma":
-                            continue
-                        for st in (1, 2):
-                            jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
-                continue
-            if args.decode or args.decode_ws or args.decode_deep:
-                make = (decode_ws_candidates if args.decode_ws else
-                        decode_deep_candidates if args.decode_deep else decode_candidates)
-                for sc in make(p, default):
-                    jobs.append((p, sc, ["decode"], None))
-                continue
-            if args.tma:
-                seen = set()
-                for b in tma_bases(p, default):
-                    variants = [dict(b, copy="cp_async"), dict(b, copy="tma")]
-                    variants += [dict(b, copy="tma", stages=st)
-                                 for st in (b["stages"] - 1, b["stages"] + 1) if st >= 2]
-                    for v in variants:
-                        key = json.dumps(v, sort_keys=True)
-                        if key not in seen:
-                            seen.add(key)
-                            jobs.append((p, v, ["tma"], None))
-                continue
-            if args.warp_specialize:
-                jobs += both_ways(p, ws_bases(p, default), "warp_specialize")
-                continue
-            if args.tma_store:
-                jobs += both_ways(p, tma_store_bases(p, default), "tma_store")
-                continue
-            if args.gemv:
-                for sc in gemv_candidates(p):
-                    jobs.append((p, sc, ["gemv"], None))
-                continue
-            if args.epilogue:
-                if p["dtype"] != "f32":
-                    for b in epilogue_bases(p, default):
-                        for vw in epilogue_widths(p):
-                            jobs.append((p, dict(b, vector_width=vw), ["epilogue"], None))
-                continue
-            if args.persistent:
-                for b in persistent_bases(p, default):
-                    for pe in (False, True):
-                        jobs.append((p, dict(b, persistent=pe), ["persistent"], None))
-                continue
-            if splits:
-                for b in split_bases(p, default):
-                    for sk in splits:
-                        jobs.append((p, dict(b, split_k=sk), ["split_k"], None))
-                continue
-            for s in candidates(p):
-                jobs.append((p, s, ["sweep"], None))
+    if args.tf32:
+        for sc in tf32_candidates(p):
+            jobs.append((p, sc, ["tf32"], None))
+        return jobs
+    if args.simt_stages:
+        if p["dtype"] == "f32":
+            base = {k: v for k, v in default.items() if k != "num_warps"}
+            for sc in [base] + candidates(p):
+                if sc.get("instruction") != "ffma":
+                    continue
+                for st in (1, 2):
+                    jobs.append((p, dict(sc, stages=st), ["simt_stages"], None))
+        return jobs
+    if args.decode or args.decode_ws or args.decode_deep:
+        make = (decode_ws_candidates if args.decode_ws else
+                decode_deep_candidates if args.decode_deep else decode_candidates)
+        for sc in make(p, default):
+            jobs.append((p, sc, ["decode"], None))
+        return jobs
+    if args.tma:
+        seen = set()
+        for b in tma_bases(p, default):
+            variants = [dict(b, copy="cp_async"), dict(b, copy="tma")]
+            variants += [dict(b, copy="tma", stages=st)
+                         for st in (b["stages"] - 1, b["stages"] + 1) if st >= 2]
+            for v in variants:
+                key = json.dumps(v, sort_keys=True)
+                if key not in seen:
+                    seen.add(key)
+                    jobs.append((p, v, ["tma"], None))
+        return jobs
+    if args.warp_specialize:
+        jobs += both_ways(p, ws_bases(p, default), "warp_specialize")
+        return jobs
+    if args.tma_store:
+        jobs += both_ways(p, tma_store_bases(p, default), "tma_store")
+        return jobs
+    if args.gemv:
+        for sc in gemv_candidates(p):
+            jobs.append((p, sc, ["gemv"], None))
+        return jobs
+    if args.epilogue:
+        if p["dtype"] != "f32":
+            for b in epilogue_bases(p, default):
+                for vw in epilogue_widths(p):
+                    jobs.append((p, dict(b, vector_width=vw), ["epilogue"], None))
+        return jobs
+    if args.persistent:
+        for b in persistent_bases(p, default):
+            for pe in (False, True):
+                jobs.append((p, dict(b, persistent=pe), ["persistent"], None))
+        return jobs
+    if args.splits:
+        for b in split_bases(p, default):
+            for sk in args.splits:
+                jobs.append((p, dict(b, split_k=sk), ["split_k"], None))
+        return jobs
+    for s in candidates(p):
+        jobs.append((p, s, ["sweep"], None))
+    return jobs
+
+
+def sweep_jobs(args):
+    """The sweep's problems and jobs (none with --no-sweep): per problem of the suite
+    (or its TF32 variants) its default schedule, tag "default", then mode_jobs'."""
+    problems, jobs = [], []
+    if args.no_sweep:
+        return problems, jobs
+    for p in (tf32_problems() if args.tf32 else suite_problems()):
+        if args.only and p["id"] not in args.only:
+            continue
+        problems.append(p)
+        default = space(args, p, ["--default"])
+        jobs.append((p, default, ["default"], True))
+        jobs += mode_jobs(args, p, default)
+    return problems, jobs
+
+
+def random_jobs(args):
+    """--random N points drawn from the domains and --random-valid N from the valid
+    points (kopt-space --sample / --valid), each on an AWKWARD workload of its own:
+    (problems, jobs)."""
+    problems, jobs = [], []
     rng = random.Random(args.seed)
     for tag, count in (("random", args.random), ("random_valid", args.random_valid)):
         for i in range(count):
@@ -705,21 +445,10 @@ def main(argv=None):
             p = problem(f"{tag}_{i:03d}_{m}x{n}x{k}_{dt}", m, n, k, dt, odt, ta, tb,
                         source=f"{tag} sample, seed {args.seed}")
             if tag == "random":
-                rc, out, err = run([args.kopt_space] + space_args(p) +
-                                   ["--sample=1", f"--seed={rng.randrange(2**63)}"])
-                if rc != 0:
-                    print(f"compile_sweep: error: kopt-space: {err.strip()}",
-                          file=sys.stderr)
-                    return 2
-                point = json.loads(out)[0]
+                point = space(args, p, ["--sample=1", f"--seed={rng.randrange(2**63)}"])[0]
                 sched, valid = point["schedule"], point["valid"]
             else:
-                rc, out, err = run([args.kopt_space] + space_args(p) + ["--valid"])
-                if rc != 0:
-                    print(f"compile_sweep: error: kopt-space: {err.strip()}",
-                          file=sys.stderr)
-                    return 2
-                points = [q for q in json.loads(out)
+                points = [q for q in space(args, p, ["--valid"])
                           if args.random_copy in (None, q.get("copy"))]
                 for _ in range(len(AWKWARD) * 4):
                     if points:
@@ -731,13 +460,18 @@ def main(argv=None):
                     points = [q for q in json.loads(out) if rc == 0 and
                               args.random_copy in (None, q.get("copy"))]
                 if not points:
-                    print(f"compile_sweep: error: no workload has valid points with "
-                          f"copy = {args.random_copy}", file=sys.stderr)
-                    return 2
+                    raise SetupError(f"no workload has valid points with "
+                                     f"copy = {args.random_copy}")
                 sched, valid = rng.choice(points), True
             problems.append(p)
             jobs.append((p, sched, [tag], valid))
+    return problems, jobs
 
+
+def compile_jobs(args, problems, jobs):
+    """Writes each problem's folder and MLIR, compiles every job (-j threads) and
+    adds the compiled kernels to their problem's "kernels": (the points' records,
+    seconds)."""
     # Problem folders and inputs.
     for i, p in enumerate(problems):
         p["dir"] = f"p{i:03d}"
@@ -776,8 +510,12 @@ def main(argv=None):
                     "spill_bytes": rec.get("spill_bytes")})
             if rec["status"] in FAILURES:
                 log(f"  FAIL {p['id']} {kname} {rec['status']}: {rec.get('reason')}")
-    elapsed = time.monotonic() - t0
+    return records, time.monotonic() - t0
 
+
+def write_index(args, problems, records, elapsed):
+    """DIR/index.json (each schedule listed twice kept once, with both tags) and
+    DIR/compile_sweep.json; returns the exit code."""
     # A schedule listed twice (the default among the candidates) is timed once
     # with both tags.
     for p in problems:
@@ -815,6 +553,21 @@ def main(argv=None):
                 ", ".join(f"{v} {k}" for k, v in sorted(c.items())))
     log(f"compile_sweep: {elapsed:.0f} s; wrote {args.out}/index.json")
     return 1 if any(r["status"] in FAILURES for r in records) else 0
+
+
+
+def main(argv=None):
+    try:
+        args = parse_args(argv)
+        os.makedirs(args.out, exist_ok=True)
+        problems, jobs = sweep_jobs(args)
+        more_problems, more_jobs = random_jobs(args)
+    except SetupError as e:
+        print(f"compile_sweep: error: {e}", file=sys.stderr)
+        return 2
+    problems += more_problems
+    records, elapsed = compile_jobs(args, problems, jobs + more_jobs)
+    return write_index(args, problems, records, elapsed)
 
 
 if __name__ == "__main__":

@@ -13,19 +13,9 @@
 # Options, e.g. --only NAME, --max-autotune, --deadline S: bench/run_suite.py --help.
 # Exit code: run_suite.py's.
 set -u
-if [ "${1:-}" = "--compile" ] && [ $# -ge 3 ]; then
-  suite=$2
-  out=$3
-  shift 3
-  exec "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/run_suite.py" \
-    --compile "$suite" --out "$out" "$@"
+. "$(dirname "${BASH_SOURCE[0]}")/run_common.sh"
+if [ "${1:-}" = "--compile" ]; then
+  shift
+  bench_run "${BASH_SOURCE[0]}" 14 run_suite.py --compile "$@"
 fi
-if [ $# -lt 2 ] || [ "${1:-}" = "--compile" ]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-fi
-ptx=$1
-out=$2
-shift 2
-exec "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/run_suite.py" \
-  --ptx-dir "$ptx" --out "$out" "$@"
+bench_run "${BASH_SOURCE[0]}" 14 run_suite.py --ptx-dir "$@"

@@ -10,12 +10,5 @@
 # (PYTHONPATH=<bundle>/python); no LLVM. Options, e.g. --only ID, --runs N, --deadline S, --dry-run:
 # bench/run_sweep.py --help. Exit code: run_sweep.py's.
 set -u
-if [ $# -lt 2 ]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-fi
-sweep=$1
-out=$2
-shift 2
-exec "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/run_sweep.py" \
-  --sweep-dir "$sweep" --out "$out" "$@"
+. "$(dirname "${BASH_SOURCE[0]}")/run_common.sh"
+bench_run "${BASH_SOURCE[0]}" 11 run_sweep.py --sweep-dir "$@"

@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 import compile_suite  # noqa: E402
 import kopt_suite as ks  # noqa: E402
 import report  # noqa: E402
+from testutil import assert_all_in  # noqa: E402
 
 
 def problem(inputs, graph, outputs, **extra):
@@ -130,21 +131,25 @@ class Inference(unittest.TestCase):
                       "out": "g"}],
                     ["m", "g"])
         text = ks.mlir_text(p)
-        self.assertIn("%y = kopt.layernorm %x weight(%w : tensor<8xf16>) bias(%b : "
-                      "tensor<8xf16>) eps = 1.000000e-12 : tensor<3x8xf16>", text)
-        self.assertIn("%z = kopt.rmsnorm %y eps = 1.000000e-05 : tensor<3x8xf16>", text)
-        self.assertIn("%m = kopt.reduce max %z : tensor<3x8xf16> -> tensor<3xf32>", text)
-        self.assertIn("%zb = kopt.cast %z : tensor<3x8xf16> to tensor<3x8xbf16>", text)
-        self.assertIn("%g = kopt.gelu %zb approximate(tanh) : tensor<3x8xbf16>", text)
-        self.assertIn("-> (tensor<3xf32>, tensor<3x8xbf16>)", text)
-        self.assertIn("return %m, %g : tensor<3xf32>, tensor<3x8xbf16>", text)
+        assert_all_in(self, text, [
+            "%y = kopt.layernorm %x weight(%w : tensor<8xf16>) bias(%b : "
+            "tensor<8xf16>) eps = 1.000000e-12 : tensor<3x8xf16>",
+            "%z = kopt.rmsnorm %y eps = 1.000000e-05 : tensor<3x8xf16>",
+            "%m = kopt.reduce max %z : tensor<3x8xf16> -> tensor<3xf32>",
+            "%zb = kopt.cast %z : tensor<3x8xf16> to tensor<3x8xbf16>",
+            "%g = kopt.gelu %zb approximate(tanh) : tensor<3x8xbf16>",
+            "-> (tensor<3xf32>, tensor<3x8xbf16>)",
+            "return %m, %g : tensor<3xf32>, tensor<3x8xbf16>",
+        ])
         src = ks.torch_source(p)
-        self.assertIn("y = F.layer_norm(x, (8,), w, b, eps=1e-12)", src)
-        self.assertIn("z = F.rms_norm(y, (8,), None, eps=1e-05)", src)
-        self.assertIn("m = z.amax(dim=-1).to(torch.float32)", src)
-        self.assertIn("zb = z.to(torch.bfloat16)", src)
-        self.assertIn("g = F.gelu(zb, approximate='tanh')", src)
-        self.assertIn("return (m, g,)", src)
+        assert_all_in(self, src, [
+            "y = F.layer_norm(x, (8,), w, b, eps=1e-12)",
+            "z = F.rms_norm(y, (8,), None, eps=1e-05)",
+            "m = z.amax(dim=-1).to(torch.float32)",
+            "zb = z.to(torch.bfloat16)",
+            "g = F.gelu(zb, approximate='tanh')",
+            "return (m, g,)",
+        ])
         ref = ks.torch_source(p, reference=True)
         self.assertIn("zb__f64 = z\n", ref)
         self.assertIn("return (m__f64, g__f64,)", ref)
@@ -253,10 +258,74 @@ class Figures(unittest.TestCase):
         record = {"device": {"name": "NVIDIA H200"}, "limits": lim, "aggregates": agg,
                   "method": {"runs": 100}, "problems": recs}
         md = report.markdown(json.loads(json.dumps(record, default=str)))
-        self.assertIn("| 1 | llama3_8b_qkv_m2048_bf16 |", md)
-        self.assertIn("unsupported", md)
-        self.assertIn("Geomean speedup over PyTorch eager", md)
-        self.assertIn("torch.compile: boom", md)
+        assert_all_in(self, md, [
+            "| 1 | llama3_8b_qkv_m2048_bf16 |",
+            "unsupported",
+            "Geomean speedup over PyTorch eager",
+            "torch.compile: boom",
+        ])
+
+
+class SuiteRecord(unittest.TestCase):
+    """run_suite.py's record (suite_record.py) from the workers' records."""
+
+    def test_problem_records_and_record(self):
+        import argparse
+        import time
+        import suite_record
+        problems = ks.load_suite()["problems"][:5]
+        names = [p["name"] for p in problems]
+        t = {"median_ms": 0.5}
+        records = {
+            names[0]: {"name": names[0], "kopt": {"status": "ok", "time": t,
+                                                  "check": {"outputs": []}},
+                       "peers": {"eager": {"time": {"median_ms": 1.0}}}},
+            names[1]: {"name": names[1], "skipped": "past --deadline"},
+            names[2]: {"name": names[2], "error": "worker died (signal 9) in this problem"},
+            names[4]: {"name": names[4], "peers": {}},  # not compiled (below)
+            # names[3]: compiled, but no record.
+        }
+        comp = {n: {"name": n, "status": "ok"} for n in names[:4]}
+        comp[names[4]] = {"name": names[4], "status": "unsupported-op", "error": "no fft"}
+        limits = {"datasheet": ks.DATASHEET, "measured": None}
+        recs = suite_record.problem_records(problems, records, comp, limits)
+        self.assertEqual([r["name"] for r in recs], names)
+        self.assertEqual([r["kopt"]["status"] for r in recs],
+                         ["ok", "skipped", "error", "error", "unsupported"])
+        self.assertEqual(recs[2]["kopt"]["error"], "worker died (signal 9) in this problem")
+        self.assertEqual(recs[3]["error"], "no result")
+        self.assertEqual(recs[4]["kopt"]["error"], "no fft")
+        self.assertEqual(recs[0]["speedup"]["eager"], 2.0)
+        self.assertNotIn("values", recs[0]["problem"])  # strip_problem
+        self.assertEqual(recs[0]["model"], problems[0]["model"])
+        self.assertEqual(suite_record.failed_problems(recs), names[1:4])
+        comp[names[1]]["status"] = "crash"  # not compiled: compile-failed unless skipped
+        self.assertEqual(suite_record.problem_records(problems[1:2], {}, comp, limits)[0]
+                         ["kopt"]["status"], "compile-failed")
+
+        args = argparse.Namespace(runs=100, min_runs=10, warmup=10, time_budget=2.0, seed=1,
+                                  allow_reduced_precision=False, peers=["eager"])
+        env = {"device": {"name": "NVIDIA H200"}, "software": {"torch": "2.9"},
+               "sleep_cycles": 5, "loader": "kopt package", "loader_errors": []}
+        rec = suite_record.build_record(args, problems, recs, env, {"copy": {}},
+                                        {"git": "abc", "arch": "sm_90a", "x": 1}, limits,
+                                        time.time())
+        self.assertEqual(list(rec), ["tool", "format_version", "date", "wall_s", "device",
+                                     "software", "compile", "method", "limits", "ceilings",
+                                     "aggregates", "problems"])
+        self.assertEqual(rec["tool"], "bench/run_suite.py")
+        self.assertEqual(rec["compile"], {"git": "abc", "date": None, "ptxas_version": None,
+                                          "arch": "sm_90a", "counts": None})
+        m = rec["method"]
+        self.assertEqual((m["runs"], m["sleep_cycles"], m["peers"], m["l2_flush_bytes"]),
+                         (100, 5, ["eager"], 256 << 20))
+        self.assertEqual(m["tf32_problems"], [p["name"] for p in problems if ks.uses_tf32(p)])
+        self.assertEqual(rec["aggregates"]["kopt_status"],
+                         {"ok": 1, "skipped": 1, "error": 2, "unsupported": 1})
+        # No worker reported an environment.
+        rec = suite_record.build_record(args, problems, recs, None, None, {}, limits, 0)
+        self.assertIsNone(rec["device"])
+        self.assertIsNone(rec["method"]["loader"])
 
 
 class Tf32(unittest.TestCase):
@@ -326,17 +395,17 @@ class Tf32(unittest.TestCase):
                                2 * 64 * 256 * 128 / 1e-3 / 494.5e12)
 
     def test_measured_limits_and_report(self):
-        import run_suite
+        import gpu_worker
         t = {"median_ms": 1.0}
         ceil = {"copy": {"bytes_per_s": 4e12, "time": t},
                 **{f"gemm_{dt}": {"flops_per_s": r, "time": t}
                    for dt, r in (("bf16", 7e14), ("f16", 7e14), ("f32", 5e13))}}
-        self.assertNotIn("tf32", run_suite.measured_limits(ceil)["matmul_flops"])
+        self.assertNotIn("tf32", gpu_worker.measured_limits(ceil)["matmul_flops"])
         ceil["gemm_tf32"] = {"flops_per_s": 3.5e14, "time": t}
-        self.assertEqual(run_suite.measured_limits(ceil)["matmul_flops"]["tf32"], 3.5e14)
+        self.assertEqual(gpu_worker.measured_limits(ceil)["matmul_flops"]["tf32"], 3.5e14)
         record = {"device": {"name": "NVIDIA H200"},
                   "limits": {"datasheet": ks.DATASHEET,
-                             "measured": run_suite.measured_limits(ceil)},
+                             "measured": gpu_worker.measured_limits(ceil)},
                   "aggregates": ks.aggregate([]),
                   "method": {"runs": 100, "tf32": True, "tf32_problems": ["t"],
                              "tf32_tolerance": 2e-3},

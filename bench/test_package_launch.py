@@ -28,7 +28,7 @@ ROOT = os.path.dirname(HERE)
 FAKE = os.path.join(ROOT, "test", "unit", "Inputs", "fake")
 sys.path.insert(0, HERE)
 import kopt_suite as ks  # noqa: E402
-import run_suite  # noqa: E402
+import suite_worker  # noqa: E402
 
 kopt = ks.import_kopt()
 
@@ -103,7 +103,7 @@ def fake_torch_module():
 
 
 def fake_worker(ptx_dir):
-    w = run_suite.Worker.__new__(run_suite.Worker)
+    w = suite_worker.Worker.__new__(suite_worker.Worker)
     w.torch, w.kopt = sys.modules["torch"], kopt
     w.plan = {"ptx_dir": ptx_dir}
     w.comp_record = {"problems_dir": "problems"}
