@@ -92,7 +92,8 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
 
       auto kernel = KernelOp::create(
           b, op->getLoc(), op->getResultTypes(), b.getStringAttr(name),
-          op->getOperands(), kernelSource(op), /*schedule=*/ScheduleAttr());
+          op->getOperands(), kernelSource(op), /*schedule=*/ScheduleAttr(),
+          /*schedule_checked_for=*/StringAttr());
       Block *body = new Block();
       kernel.getBody().push_back(body);
       IRMapping map;

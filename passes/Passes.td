@@ -73,7 +73,10 @@ def KoptSelectSchedule : Pass<"kopt-select-schedule", "mlir::ModuleOp"> {
     values), else a schedule already on the kernel, else the default heuristic
     (kopt::schedule::defaultSchedule). Every schedule is checked against the
     workload and the target before anything is compiled: an invalid one is an
-    error at the kernel naming the reason. With `print-space`, prints each
+    error at the kernel naming the reason and the constraint's id. This is the
+    only pass that defaults or checks schedules: it sets the kernel's
+    `schedule_checked_for` to `chip`, and kopt-tile requires that mark (for its
+    own chip) instead of checking the schedule again. With `print-space`, prints each
     matmul kernel's space (domains, constraints, default, number of valid
     points) as a JSON array to stdout. docs/schedules.md has the format.
   }];
@@ -124,8 +127,9 @@ def KoptTile : Pass<"kopt-tile", "mlir::ModuleOp"> {
     For each `gpu.func` holding a `kopt.kernel` (made by kopt-lower-to-gpu):
 
     1. Matmul kernels are tiled with upstream MLIR as their `schedule`
-       attribute says (the default heuristic's when there is none; checked
-       against the contraction and the limits of `chip` first): TilingInterface
+       attribute says, which kopt-select-schedule chose and checked for
+       `chip` (`schedule_checked_for`; a kernel without such a schedule is an
+       error that says to run kopt-select-schedule first): TilingInterface
        tile-and-fuse of the epilogue and the contraction to block tiles (an
        scf.forall), zero padding to whole tiles (linalg::rewriteAsPaddedOp),
        K tiles (an scf.for), each K tile of A and B promoted to shared memory

@@ -2,8 +2,10 @@
 //
 // Schedule selection, kept apart from the passes that apply a schedule: this
 // pass only decides which #kopt.schedule each matmul kernel gets (file, an
-// attribute already there, or the default heuristic) and checks it; the
-// kernel builder applies it.
+// attribute already there, or the default heuristic) and checks it, the only
+// place that does either; it marks the schedule checked for its chip
+// (`schedule_checked_for`), and the kernel builder (kopt-tile) applies a
+// schedule so marked without checking it again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -244,6 +246,8 @@ struct KoptSelectSchedulePass
         return;
       }
       kernel.setScheduleAttr(ScheduleAttr::get(&getContext(), s));
+      kernel.setScheduleCheckedForAttr(
+          StringAttr::get(&getContext(), target->chip));
       if (printSpace) {
         json space = sched::spaceJSON(w, *target);
         space["kernel"] = name;

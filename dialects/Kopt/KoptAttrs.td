@@ -53,9 +53,11 @@ def Kopt_ScheduleAttr : AttrDef<Kopt_Dialect, "Schedule"> {
                    persistent = false>
     ```
 
-    Whether a schedule fits a workload and a target is checked by
-    kopt::schedule::validate (kopt-select-schedule and kopt-tile report
-    the reason); the attribute itself only requires positive sizes.
+    Whether a schedule fits a workload and a target is checked once, by
+    kopt-select-schedule (kopt::schedule::check: the error names the
+    constraint's id), which marks the kernel's schedule checked
+    (`kopt.kernel`'s `schedule_checked_for`); the attribute itself only
+    requires positive sizes.
   }];
   let parameters = (ins
     EnumParameter<Kopt_ScheduleInstruction>:$instruction,

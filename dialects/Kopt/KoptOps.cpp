@@ -340,6 +340,8 @@ LogicalResult KernelOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResults().getTypes())
     return emitOpError("yielded types differ from the result types");
+  if (getScheduleCheckedForAttr() && !getScheduleAttr())
+    return emitOpError("has schedule_checked_for but no schedule");
   return success();
 }
 

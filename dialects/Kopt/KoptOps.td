@@ -251,10 +251,17 @@ def Kopt_KernelOp : Kopt_Op<"kernel", [IsolatedFromAbove,
     which are bound to `inputs`; `kopt-lower-to-gpu` outlines it and `kopt-tile` turns the whole body into one
     GPU kernel. `source` describes the kopt op(s) it was made from, for the launch
     manifest: `{name = "softmax", attrs = {...}, params = ["input", "result"]}`.
+
+    A matmul kernel's `schedule` is chosen and checked by
+    `kopt-select-schedule` alone, which then sets `schedule_checked_for` to the
+    chip it checked the schedule for: the passes after it (`kopt-tile`) trust
+    a schedule so marked and refuse one that is not, or one checked for
+    another chip, instead of checking it again (docs/schedules.md).
   }];
   let arguments = (ins StrAttr:$sym_name, Variadic<Kopt_Tensor>:$inputs,
                        OptionalAttr<DictionaryAttr>:$source,
-                       OptionalAttr<Kopt_ScheduleAttr>:$schedule);
+                       OptionalAttr<Kopt_ScheduleAttr>:$schedule,
+                       OptionalAttr<StrAttr>:$schedule_checked_for);
   let results = (outs Variadic<Kopt_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -73,10 +73,16 @@ private:
                                 ValueRange dims, int64_t v);
   FailureOr<SmallVector<Lanes>> inputLanes(linalg::GenericOp g, ValueRange dims,
                                            int64_t v);
+  /// The thread's strided loop over this row's columns (from firstColumn,
+  /// threads * vec apart), carrying `init`.
+  scf::ForOp columnLoop(ValueRange init = {});
+  /// The indices of this row's element at `column` (rowIdx, then column).
+  SmallVector<Value> rowElement(Value column) const;
   Value warpReduce(Operation *comb, Value v);
   Value blockReduce(Operation *comb, Value v, Value identity);
-  /// Thread 0 stores `v` at this row's position of `mem`.
-  void storeRowScalar(Value v, Value mem);
+  /// The thread whose `id` (thread or lane index) is 0 stores `v` at
+  /// `indices` of `mem`; the others skip the store.
+  void storeIfZero(Value id, Value v, Value mem, ValueRange indices);
 
   LogicalResult buildReduction(linalg::GenericOp g);
   LogicalResult buildRowMap(linalg::GenericOp g);
@@ -163,14 +169,7 @@ Value RowKernelBuilder::blockReduce(Operation *comb, Value v, Value identity) {
   // the published values, so that all threads hold the row's value.
   Value warp =
       arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
-  Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                        indexConst(b, loc, 0));
-  auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    memref::StoreOp::create(b, loc, v, smem, warp);
-  }
+  storeIfZero(lane, v, smem, warp);
   gpu::BarrierOp::create(b, loc);
   int64_t numWarps = threads / kWarpSize;
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
@@ -185,13 +184,26 @@ Value RowKernelBuilder::blockReduce(Operation *comb, Value v, Value identity) {
   return r;
 }
 
-void RowKernelBuilder::storeRowScalar(Value v, Value mem) {
-  Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                          indexConst(b, loc, 0));
-  auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
+scf::ForOp RowKernelBuilder::columnLoop(ValueRange init) {
+  return scf::ForOp::create(b, loc, firstColumn,
+                            indexConst(b, loc, shape.back()),
+                            indexConst(b, loc, threads * vec), init);
+}
+
+SmallVector<Value> RowKernelBuilder::rowElement(Value column) const {
+  SmallVector<Value> dims(rowIdx);
+  dims.push_back(column);
+  return dims;
+}
+
+void RowKernelBuilder::storeIfZero(Value id, Value v, Value mem,
+                                   ValueRange indices) {
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, id,
+                                       indexConst(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, isZero, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  memref::StoreOp::create(b, loc, v, mem, rowIdx);
+  memref::StoreOp::create(b, loc, v, mem, indices);
 }
 
 LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
@@ -205,16 +217,12 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
   if (!init)
     return g.emitOpError("reduction accumulator must be initialised by a "
                          "linalg.fill of a constant");
-  int64_t n = shape.back();
-  auto loop =
-      scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, n),
-                         indexConst(b, loc, threads * vec), ValueRange{init});
+  scf::ForOp loop = columnLoop(init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> dims(rowIdx);
-    dims.push_back(loop.getInductionVar());
-    FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, dims, vec);
+    FailureOr<SmallVector<Lanes>> lanes =
+        inputLanes(g, rowElement(loop.getInductionVar()), vec);
     if (failed(lanes))
       return failure();
     Value acc = loop.getRegionIterArg(0);
@@ -225,7 +233,7 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
   Value row = blockReduce(comb, loop.getResult(0), init);
   scalars[g.getResult(0)] = row;
   if (Value mem = io.memrefOf(g.getResult(0)))
-    storeRowScalar(row, mem);
+    storeIfZero(tid, row, mem, rowIdx);
   return success();
 }
 
@@ -242,7 +250,7 @@ LogicalResult RowKernelBuilder::buildRowMap(linalg::GenericOp g) {
                arith::ConstantOp::create(b, loc, b.getZeroAttr(outType))));
   scalars[g.getResult(0)] = v;
   if (Value mem = io.memrefOf(g.getResult(0)))
-    storeRowScalar(v, mem);
+    storeIfZero(tid, v, mem, rowIdx);
   return success();
 }
 
@@ -254,13 +262,10 @@ LogicalResult RowKernelBuilder::buildFullMap(linalg::GenericOp g) {
     return g.emitOpError("full-row maps need an identity output map");
   if (!g.getBody()->getArguments().back().use_empty())
     return g.emitOpError("full-row payloads must not read their output");
-  auto loop =
-      scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, shape.back()),
-                         indexConst(b, loc, threads * vec));
+  scf::ForOp loop = columnLoop();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> dims(rowIdx);
-  dims.push_back(loop.getInductionVar());
+  SmallVector<Value> dims = rowElement(loop.getInductionVar());
   FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, dims, vec);
   if (failed(lanes))
     return failure();

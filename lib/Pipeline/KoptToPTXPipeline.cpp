@@ -53,13 +53,22 @@ static void requestPreciseSqrt() {
   (void)done;
 }
 
+/// The options of a pass that targets the pipeline's chip (kopt-check-target,
+/// the NVVM target attachment): its chip, PTX features and LLVM optimization
+/// level, the same for both.
+template <typename PassOptions>
+static PassOptions targetOptions(const kopt::KoptToPTXOptions &opts) {
+  PassOptions o;
+  o.chip = opts.chip;
+  o.features = opts.features;
+  o.optLevel = static_cast<decltype(o.optLevel)>(opts.optLevel);
+  return o;
+}
+
 void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
                                   const KoptToPTXOptions &opts) {
   requestPreciseSqrt();
-  KoptCheckTargetOptions check;
-  check.chip = opts.chip;
-  check.features = opts.features;
-  check.optLevel = static_cast<int>(opts.optLevel);
+  auto check = targetOptions<KoptCheckTargetOptions>(opts);
   check.cudaPath = resolveCudaPath(opts.cudaPath);
   pm.addPass(createKoptCheckTarget(check));
   if (opts.packMinReuse != 0) {
@@ -94,11 +103,8 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
-  GpuNVVMAttachTargetOptions target;
-  target.chip = opts.chip;
-  target.features = opts.features;
-  target.optLevel = opts.optLevel;
-  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createGpuNVVMAttachTarget(
+      targetOptions<GpuNVVMAttachTargetOptions>(opts)));
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   binary.toolkitPath = resolveCudaPath(opts.cudaPath);

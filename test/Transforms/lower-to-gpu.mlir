@@ -1,9 +1,9 @@
 // kopt-lower-to-gpu: the host function in destination-passing style, the
 // gpu.module @kopt_kernels with one gpu.func per kopt.kernel, and the launches.
 // (Diagnostics: lower-to-gpu-invalid.mlir.)
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // The output verifies and re-parses.
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | kopt-opt -split-input-file -o /dev/null
 
 // Index constants print as %c<value> or %c<value>_<n>; {{C}}-style patterns below
 // match either.

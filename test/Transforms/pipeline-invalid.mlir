@@ -2,7 +2,7 @@
 // RUN: kopt-opt %s -split-input-file -verify-diagnostics --kopt-pipeline
 // Passes out of order say which to run first.
 // RUN: not kopt-opt %S/Inputs/f32-matmul.mlir --kopt-fuse --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-pipeline 2>&1 | FileCheck %s --check-prefix=BEFORE-TILE
-// RUN: not kopt-opt %S/Inputs/f32-matmul.mlir --kopt-fuse --kopt-lower-to-linalg --kopt-tile 2>&1 | FileCheck %s --check-prefix=BEFORE-OUTLINE
+// RUN: not kopt-opt %S/Inputs/f32-matmul.mlir --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-tile 2>&1 | FileCheck %s --check-prefix=BEFORE-OUTLINE
 // kopt-fuse groups operators, not a mainloop.
 // RUN: kopt-opt %S/Inputs/mainloop-sync.mlir --kopt-fuse | FileCheck %s --check-prefix=FUSE
 // BEFORE-TILE: error: 'kopt.kernel' op is not built yet: run kopt-tile before kopt-pipeline

@@ -48,6 +48,8 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // producer warp, K split in 2 (128 tiles, 32 K steps).
 // DEFAULT:      kopt.kernel "matmul_0"
 // DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 128, block_n = 256, block_k = 64, warp_m = 64, warp_n = 256, stages = 3, split_k = 1, swizzle = 8, vector_width = 8, persistent = true, warp_specialize = true>
+// The pass marks the schedule it checked, for its chip (kopt-tile requires it).
+// DEFAULT-SAME:   schedule_checked_for = "sm_90a"
 // DEFAULT:      kopt.kernel "matmul_1"
 // DEFAULT-SAME:   schedule = #kopt.schedule<instruction = wgmma, copy = tma, block_m = 64, block_n = 32, block_k = 128, warp_m = 64, warp_n = 32, stages = 4, split_k = 2, swizzle = 1, vector_width = 8, persistent = false, warp_specialize = true>
 // DEFAULT:      kopt.kernel "silu_0"

@@ -54,12 +54,13 @@ func.func @captures_a_computed_value(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
 // A matmul's epilogue capturing a constant (a ReLU on the accumulator) through
-// the upstream tiling step and the builder.
+// the upstream tiling step and the builder (the kernel carries the schedule
+// kopt-select-schedule gives its workload, marked checked, as kopt-tile needs).
 // CHECK-LABEL: gpu.func @matmul_0(
 // CHECK:         arith.maximumf
 // CHECK:         arith.truncf
 func.func @matmul_relu(%a: tensor<100x64xbf16>, %b: tensor<64x96xbf16>) -> tensor<100x96xbf16> {
-  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<100x64xbf16>, tensor<64x96xbf16>) -> tensor<100x96xbf16> attributes {source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
+  %0 = kopt.kernel "matmul_0" ins(%a, %b : tensor<100x64xbf16>, tensor<64x96xbf16>) -> tensor<100x96xbf16> attributes {schedule = #kopt.schedule<instruction = mma_sync, copy = sync, block_m = 128, block_n = 256, block_k = 32, warp_m = 64, warp_n = 64, stages = 1, split_k = 1, swizzle = 8, vector_width = 2, persistent = false>, schedule_checked_for = "sm_90a",  source = {attrs = {transpose_a = false, transpose_b = false}, name = "matmul", params = ["a", "b", "result"]}} {
   ^bb0(%x: tensor<100x64xbf16>, %y: tensor<64x96xbf16>):
     %acc0 = tensor.empty() : tensor<100x96xf32>
     %zero = arith.constant 0.000000e+00 : f32

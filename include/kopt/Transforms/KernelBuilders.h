@@ -91,18 +91,18 @@ mlir::FailureOr<LaunchConfig> buildRowKernel(KernelOp kernel,
 mlir::FailureOr<LaunchConfig> buildPackKernel(KernelOp kernel,
                                               mlir::gpu::GPUFuncOp func);
 /// kopt-tile's upstream step for a matmul kernel (lib/KernelBuilders/Matmul/
-/// Driver.cpp, with Tiling.h): resolves its schedule (the `schedule` attribute, else the
-/// default heuristic's), checks it with schedule::validate, records it in the
-/// attribute, and tiles the body with upstream MLIR: tile-and-fuse to block
+/// Driver.cpp, with Tiling.h): tiles the body for its `schedule`, which
+/// kopt-select-schedule chose and checked (`schedule_checked_for`; an error
+/// naming that pass when the kernel has no such schedule, or one checked for
+/// another chip than `target`'s), with upstream MLIR: tile-and-fuse to block
 /// tiles (scf.forall), zero padding to whole tiles, K tiles (scf.for), the
 /// operand tiles promoted to shared memory. The body stays linalg on tensors.
 /// A kernel already tiled is left as it is.
 mlir::LogicalResult tileMatmulKernel(KernelOp kernel,
                                      const schedule::Target &target);
-/// Applies the kernel's `schedule` attribute (the default heuristic's schedule
-/// when it has none) after checking it with schedule::validate; tiles the
-/// body first (tileMatmulKernel) unless that was done before, then lowers the
-/// tiled form.
+/// Applies the kernel's `schedule` attribute, checked by kopt-select-schedule
+/// (schedules are checked there only, not again here): tiles the body first
+/// (tileMatmulKernel) unless that was done before, then lowers the tiled form.
 mlir::FailureOr<LaunchConfig> buildMatmulKernel(KernelOp kernel,
                                                 mlir::gpu::GPUFuncOp func,
                                                 const schedule::Target &target);

@@ -4,8 +4,8 @@
 // (any operand layout; the payload exactly acc + a * b) + an optional
 // elementwise epilogue generic (the rounding to C's type). kopt-tile first
 // tiles it with upstream MLIR (../Tiling.cpp: block tiles by tile-and-fuse,
-// zero padding, K tiles, promotion to shared memory, warp and thread tiles;
-// tileMatmulKernel here resolves and checks the schedule first); the
+// zero padding, K tiles, promotion to shared memory, warp and thread tiles)
+// for the schedule kopt-select-schedule chose and checked; the
 // builders of this folder lower that tiled form as the kernel's
 // #kopt.schedule says (docs/schedules.md, docs/compiler.md). This file reads
 // the tiled form back (Contraction), checks it against the schedule, adds
@@ -66,9 +66,7 @@ static FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
   return c;
 }
 
-sched::MatmulWorkload kb::workloadOf(int64_t m, int64_t n, int64_t k, Type a,
-                                     Type b, Type c, AffineMap mapA,
-                                     AffineMap mapB, bool tf32) {
+sched::MatmulWorkload kb::workloadOf(const Contraction &c) {
   auto dtype = [](Type t) {
     Type elt = getElementTypeOrSelf(t);
     return elt.isF16()    ? sched::DType::F16
@@ -76,19 +74,14 @@ sched::MatmulWorkload kb::workloadOf(int64_t m, int64_t n, int64_t k, Type a,
                           : sched::DType::F32;
   };
   sched::MatmulWorkload w;
-  w.m = m, w.n = n, w.k = k;
-  w.a = dtype(a);
-  w.b = dtype(b);
-  w.c = dtype(c);
-  w.aKContiguous = kContiguous(mapA);
-  w.bKContiguous = kContiguous(mapB);
-  w.tf32 = tf32;
+  w.m = c.M, w.n = c.N, w.k = c.K;
+  w.a = dtype(c.memA.getType());
+  w.b = dtype(c.memB.getType());
+  w.c = dtype(c.out.getType());
+  w.aKContiguous = kContiguous(c.mapA);
+  w.bKContiguous = kContiguous(c.mapB);
+  w.tf32 = c.tf32;
   return w;
-}
-
-sched::MatmulWorkload kb::workloadOf(const Contraction &c) {
-  return workloadOf(c.M, c.N, c.K, c.memA.getType(), c.memB.getType(),
-                    c.out.getType(), c.mapA, c.mapB, c.tf32);
 }
 
 /// The first op of `a`, in pre-order, whose name, attributes, operand or
@@ -112,14 +105,36 @@ static Operation *firstDifference(Operation *a, Operation *b) {
   return nullptr;
 }
 
+/// The kernel's schedule, which kopt-select-schedule chose and checked for
+/// `target` (the only place schedules are defaulted and checked: nothing
+/// after it checks one again); an error at the kernel naming the missing
+/// step when it has none, or one checked for another chip.
+static FailureOr<ScheduleAttr> checkedSchedule(KernelOp kernel,
+                                               const sched::Target &target) {
+  ScheduleAttr attr = kernel.getScheduleAttr();
+  StringAttr chip = kernel.getScheduleCheckedForAttr();
+  if (!attr || !chip)
+    return kernel.emitOpError(attr ? "has a schedule that kopt-select-schedule "
+                                     "has not checked"
+                                   : "has no schedule")
+           << ": run kopt-select-schedule before kopt-tile (it chooses and "
+              "checks each matmul kernel's schedule)";
+  if (chip.getValue() != target.chip)
+    return kernel.emitOpError("has a schedule checked for ")
+           << chip.getValue() << " by kopt-select-schedule, but kopt-tile "
+           << "targets " << target.chip
+           << ": run kopt-select-schedule with chip=" << target.chip;
+  return attr;
+}
+
 LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
                                      const sched::Target &target) {
   // A kernel tiled before (tiling-only's output, parsed back): accepted
   // only when it is exactly what tiling its untiled body for its schedule
   // gives, so that the builder never lowers a hand-edited tiled form.
   if (isTiledMatmul(kernel)) {
-    if (!kernel.getScheduleAttr())
-      return kernel.emitOpError("is tiled but has no schedule attribute");
+    if (failed(checkedSchedule(kernel, target)))
+      return failure();
     OpBuilder b(kernel);
     auto fresh = cast<KernelOp>(b.clone(*kernel));
     bool rebuilt = succeeded(untileMatmulBody(fresh)) &&
@@ -141,29 +156,13 @@ LogicalResult kopt::tileMatmulKernel(KernelOp kernel,
     fresh.erase();
     return success(same);
   }
-  FailureOr<MatmulBody> body = matchMatmulBody(kernel);
-  if (failed(body))
+  // The body's errors first: they are the kernel's whatever its schedule.
+  if (failed(matchMatmulBody(kernel)))
     return failure();
-  linalg::GenericOp mm = body->contraction;
-  SmallVector<int64_t> loops = mm.getStaticLoopRanges();
-  Value result = body->epilogue ? body->epilogue.getResult(0) : mm.getResult(0);
-  AffineMap mapA = mm.getMatchingIndexingMap(mm.getDpsInputOperand(0));
-  AffineMap mapB = mm.getMatchingIndexingMap(mm.getDpsInputOperand(1));
-  sched::MatmulWorkload w = workloadOf(
-      loops[0], loops[1], loops[2], mm.getDpsInputOperand(0)->get().getType(),
-      mm.getDpsInputOperand(1)->get().getType(), result.getType(), mapA, mapB,
-      allowsTf32(kernel));
-  // kopt-select-schedule attaches the schedule; without it, the default.
-  sched::MatmulSchedule s = sched::defaultSchedule(w, target);
-  if (ScheduleAttr attr = kernel.getScheduleAttr())
-    s = attr.getSchedule();
-  if (std::optional<std::string> reason = sched::validate(s, w, target))
-    return kernel.emitOpError("schedule is invalid for ")
-           << w.key(target.chip) << ": " << *reason;
-  // The launch (and the manifest) record the schedule the kernel was built
-  // with.
-  kernel.setScheduleAttr(ScheduleAttr::get(kernel.getContext(), s));
-  return tileMatmulBody(kernel, s);
+  FailureOr<ScheduleAttr> attr = checkedSchedule(kernel, target);
+  if (failed(attr))
+    return failure();
+  return tileMatmulBody(kernel, attr->getSchedule());
 }
 
 /// The tiles the builder lowers are the schedule's: fails with an error at
@@ -204,13 +203,9 @@ FailureOr<LaunchConfig> kopt::buildMatmulKernel(KernelOp kernel,
   if (failed(c))
     return failure();
   sched::MatmulWorkload w = workloadOf(*c);
+  // Checked by kopt-select-schedule (tileMatmulKernel made sure).
   ScheduleAttr attr = kernel.getScheduleAttr();
-  if (!attr)
-    return kernel.emitOpError("is tiled but has no schedule attribute");
   sched::MatmulSchedule s = attr.getSchedule();
-  if (std::optional<std::string> reason = sched::validate(s, w, target))
-    return kernel.emitOpError("schedule is invalid for ")
-           << w.key(target.chip) << ": " << *reason;
   if (failed(checkTiles(kernel, *c, s, attr)))
     return failure();
   // The split-K workspace and the tensor maps follow the results.

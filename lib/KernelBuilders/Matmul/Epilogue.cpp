@@ -307,6 +307,20 @@ StagedEpilogue kb::beginStagedEpilogue(OpBuilder &b, Location loc,
   return st;
 }
 
+std::pair<Value, Value> kb::accumulatorLaneOrigin(OpBuilder &b, Location loc,
+                                                  Value lane, Value laneRow,
+                                                  Value m0, Value tileRow,
+                                                  Value n0, Value tileCol) {
+  Value laneCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
+      indexConst(b, loc, 2));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, m0, tileRow), laneRow);
+  Value colBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, n0, tileCol), laneCol);
+  return {rowBase, colBase};
+}
+
 void kb::forEachAccumulatorOfQuad(OpBuilder &b, Location loc, Value rowBase,
                                   int64_t rowOffset, Value colBase,
                                   int64_t colOffset,

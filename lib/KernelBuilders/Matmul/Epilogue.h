@@ -101,6 +101,17 @@ StagedEpilogue beginStagedEpilogue(mlir::OpBuilder &b, mlir::Location loc,
 using OutputFn = llvm::function_ref<void(llvm::ArrayRef<mlir::Value> vs,
                                          mlir::Value m, mlir::Value n)>;
 
+/// The lane origin (rowBase, colBase) of a lane's accumulator chunks, for
+/// forEachAccumulatorOfQuad: ((m0 + tileRow) + laneRow, (n0 + tileCol) + 2
+/// (lane % 4)). In the mma.sync m16n8 and wgmma m64nN accumulator layouts
+/// (PTX ISA) lane l holds columns 2 (l % 4) and + 1 of every 8-column chunk;
+/// `laneRow` is its row in the warp's (or warpgroup's) tile, from l / 4, and
+/// (tileRow, tileCol) the origin of that tile in the block tile at (m0, n0).
+std::pair<mlir::Value, mlir::Value>
+accumulatorLaneOrigin(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lane,
+                      mlir::Value laneRow, mlir::Value m0, mlir::Value tileRow,
+                      mlir::Value n0, mlir::Value tileCol);
+
 /// Passes the 4 accumulator registers a lane holds of one 16 x 8 (mma.sync)
 /// or 8-column (wgmma) accumulator chunk whose lane origin is (rowBase +
 /// rowOffset, colBase + colOffset) to `emit`: registers 0, 1 at that row,

@@ -41,10 +41,6 @@ struct Contraction {
 
 /// The schedule's view of a contraction: extents, element types (of A, B and
 /// C), whether A and B are contiguous along K, TF32 (Driver.cpp).
-schedule::MatmulWorkload workloadOf(int64_t m, int64_t n, int64_t k,
-                                    mlir::Type a, mlir::Type b, mlir::Type c,
-                                    mlir::AffineMap mapA, mlir::AffineMap mapB,
-                                    bool tf32);
 schedule::MatmulWorkload workloadOf(const Contraction &c);
 
 //===----------------------------------------------------------------------===//

@@ -196,13 +196,9 @@ FailureOr<LaunchConfig> kb::buildMma(const Contraction &c, gpu::GPUFuncOp func,
   // Epilogue: lane l holds rows l/4 (+ 8) and columns 2 (l % 4) (+ 1) of each
   // 16 x 8 accumulator tile.
   Value groupRow = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4));
-  Value groupCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
-      indexConst(b, loc, 2));
-  Value rowBase = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, m0, warpRow), groupRow);
-  Value colBase = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, n0, warpCol), groupCol);
+  Value rowBase, colBase;
+  std::tie(rowBase, colBase) =
+      accumulatorLaneOrigin(b, loc, lane, groupRow, m0, warpRow, n0, warpCol);
   std::optional<StagedEpilogue> stagedTile;
   if (staged)
     stagedTile = beginStagedEpilogue(b, loc, c, s, smem, 0, m0, n0,

@@ -194,13 +194,9 @@ void WgmmaBuilder::storeTile(Value m0, Value n0, const TileOrigin &org,
       b, loc,
       arith::MulIOp::create(b, loc, warpInGroup, indexConst(b, loc, 16)),
       arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, 4)));
-  Value laneCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, 4)),
-      indexConst(b, loc, 2));
-  Value rowBase = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, m0, groupRow), laneRow);
-  Value colBase = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, n0, groupCol), laneCol);
+  Value rowBase, colBase;
+  std::tie(rowBase, colBase) =
+      accumulatorLaneOrigin(b, loc, lane, laneRow, m0, groupRow, n0, groupCol);
   // A staged epilogue waits until no warp reads the tile's memory: the
   // mainloop's buffers (drained) or, in a persistent grid, the previous
   // tile's staged tile (the next tile's copies stay in flight).

@@ -492,6 +492,19 @@ func.func @kernel_yield_types(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// kopt-select-schedule marks the schedule it checked; a mark without one is
+// an error.
+func.func @kernel_checked_without_schedule(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op has schedule_checked_for but no schedule}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {schedule_checked_for = "sm_90a"} {
+  ^bb0(%a: tensor<4xf32>):
+    kopt.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Without an explicit kopt.yield the implicit one yields nothing.
 func.func @kernel_implicit_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'kopt.kernel' op yielded types differ from the result types}}
