@@ -14,7 +14,7 @@
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -33,7 +33,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -52,7 +52,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -71,7 +71,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -90,7 +90,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %kt: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -109,7 +109,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -128,7 +128,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -147,7 +147,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -166,7 +166,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xi8>, %B: memref<90x64xi8>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -185,7 +185,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -219,7 +219,7 @@ func.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: inde
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -238,7 +238,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -257,7 +257,7 @@ module attributes {gpu.container_module} {
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -277,7 +277,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xbf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -299,7 +299,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -321,7 +321,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -343,7 +343,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -365,7 +365,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf32>, %B: memref<90x64xf32>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -387,7 +387,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<64x90xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -409,7 +409,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -431,7 +431,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -455,7 +455,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -479,7 +479,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32
@@ -505,7 +505,7 @@ module attributes {gpu.container_module} {
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #bt = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @k(%A: memref<70x64xf16>, %B: memref<90x64xf16>, %m0: index, %n0: index, %ma: i64, %mb: i64, %c: i1, %t: index) kernel {
       %zero = arith.constant 0.0 : f32

@@ -15,8 +15,8 @@
 
 // CHIP: error: kopt-tile: unknown chip 'sm_75'
 // OTHERCHIP: error: 'kopt.kernel' op has a schedule checked for sm_80 by kopt-select-schedule, but kopt-tile targets sm_90a: run kopt-select-schedule with chip=sm_90a
-// SAMECHIP: gpu.launch_func @kopt_kernels::@matmul_0
-// SAMECHIP-SAME: kopt.schedule = #kopt.schedule<instruction = ffma
+// SAMECHIP: kopt.launch @kopt_kernels::@matmul_0
+// SAMECHIP-SAME: schedule = #kopt.schedule<instruction = ffma
 // TILED: kopt.kernel "matmul_0"
 // TILED-SAME: schedule_checked_for = "sm_90a"
 // UNMARKED: error: 'kopt.kernel' op has a schedule that kopt-select-schedule has not checked: run kopt-select-schedule before kopt-tile
@@ -60,8 +60,8 @@ func.func @checked_for_another_chip(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>
 
 // Marked for kopt-tile's chip: built as the schedule says, which the launch
 // records.
-// CHECK:       gpu.launch_func @kopt_kernels::@matmul_0
-// CHECK-SAME:    kopt.schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2
+// CHECK:       kopt.launch @kopt_kernels::@matmul_0
+// CHECK-SAME:    schedule = #kopt.schedule<instruction = mma_sync, copy = cp_async, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 2
 // CHECK:       gpu.func @matmul_0(
 // CHECK:         kopt.mainloop
 func.func @checked(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {

@@ -2,7 +2,7 @@
 // (mma_sync schedule, copy = sync), a body that reads one element of A's tile.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (k, n)>
-module attributes {gpu.container_module} {
+module {
   gpu.module @kernels {
     gpu.func @mainloop(%A: memref<70x40xf16>, %B: memref<40x90xf16>, %out: memref<1xf32>, %m0: index, %n0: index) kernel {
       %zero = arith.constant 0.0 : f32
