@@ -77,7 +77,7 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<KoptDialect>(op->getDialect()) &&
-          !isa<KernelOp, YieldOp, MainloopOp>(op) &&
+          !isa<KernelOp, YieldOp, MainloopOp, LaunchOp>(op) &&
           !op->getParentOfType<KernelOp>() &&
           !op->getParentOfType<MainloopOp>())
         ops.push_back(op);

@@ -191,8 +191,8 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
         one, one, one, one, one, one, shared, operands,
         b.getStringAttr(stringifyKernelClass(*kind)),
         b.getI64IntegerAttr(kernel.getInputs().size()),
-        b.getI64IntegerAttr(kernel.getResults().size()),
-        kernel.getSourceAttr(), /*schedule=*/ScheduleAttr());
+        b.getI64IntegerAttr(kernel.getResults().size()), kernel.getSourceAttr(),
+        /*schedule=*/ScheduleAttr());
   }
   for (Value mem : allocs)
     memref::DeallocOp::create(b, func.getLoc(), mem);

@@ -340,8 +340,14 @@ LogicalResult KernelOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResults().getTypes())
     return emitOpError("yielded types differ from the result types");
-  if (getScheduleCheckedForAttr() && !getScheduleAttr())
-    return emitOpError("has schedule_checked_for but no schedule");
+  if (StringAttr chip = getScheduleCheckedForAttr()) {
+    if (!getScheduleAttr())
+      return emitOpError("has schedule_checked_for but no schedule");
+    // Only kopt-select-schedule sets it, for a chip it knows.
+    if (!schedule::Target::forChip(chip.getValue().str()))
+      return emitOpError("schedule_checked_for names an unknown chip '")
+             << chip.getValue() << "' (kopt-select-schedule sets it)";
+  }
   return success();
 }
 
@@ -495,7 +501,8 @@ LogicalResult MainloopOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LaunchOp::verify() {
-  if (getNumInputs() + getNumOutputs() > static_cast<int64_t>(getArgs().size()))
+  if (static_cast<uint64_t>(getNumInputs()) + getNumOutputs() >
+      getArgs().size())
     return emitOpError("has ")
            << getArgs().size() << " args, fewer than num_inputs ("
            << getNumInputs() << ") + num_outputs (" << getNumOutputs() << ")";
@@ -513,12 +520,22 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!container)
     return emitOpError("kernel container '")
            << ref.getRootReference().getValue() << "' is not defined";
-  // A serialized container (gpu.binary) has no symbols left to check.
-  if (!container->hasTrait<OpTrait::SymbolTable>())
-    return success();
   if (ref.getNestedReferences().size() != 1)
     return emitOpError("expects a kernel reference @container::@kernel, got ")
            << ref;
+  // A serialized container (gpu.binary) has no symbols left to check; any
+  // other op without a symbol table cannot hold kernels.
+  if (!container->hasTrait<OpTrait::SymbolTable>()) {
+    if (container->getName().getStringRef() == "gpu.binary")
+      return success();
+    return emitOpError("kernel container '")
+           << ref.getRootReference().getValue() << "' is a '"
+           << container->getName() << "', not a gpu.module or gpu.binary";
+  }
+  if (container->getName().getStringRef() != "gpu.module")
+    return emitOpError("kernel container '")
+           << ref.getRootReference().getValue() << "' is a '"
+           << container->getName() << "', not a gpu.module or gpu.binary";
   Operation *callee = symbols.lookupSymbolIn(container, ref.getLeafReference());
   auto fn = dyn_cast_or_null<FunctionOpInterface>(callee);
   if (!fn || !callee->hasAttr("gpu.kernel"))
@@ -532,8 +549,9 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   ArrayRef<Type> params = fn.getArgumentTypes();
   if (params.size() != getArgs().size())
     return emitOpError("passes ")
-           << getArgs().size() << " args to '" << ref.getLeafReference().getValue()
-           << "', which has " << params.size() << " parameters";
+           << getArgs().size() << " args to '"
+           << ref.getLeafReference().getValue() << "', which has "
+           << params.size() << " parameters";
   for (auto [i, pair] : llvm::enumerate(llvm::zip(getArgs(), params)))
     if (std::get<0>(pair).getType() != std::get<1>(pair))
       return emitOpError("arg #")

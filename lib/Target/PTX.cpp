@@ -68,8 +68,9 @@ FailureOr<kopt::PTXOutput> kopt::emitPTXOutput(ModuleOp module,
   });
   if (!hasKernels)
     return emitError(module.getLoc(),
-                     "nothing to compile: the module has no function "
-                     "with kopt ops"),
+                     "nothing to compile: no function of the module "
+                     "computes a result with kopt ops (kopt ops whose "
+                     "results are not returned are dropped)"),
            failure();
   FailureOr<std::string> ptx = extractPTX(module);
   if (failed(ptx))

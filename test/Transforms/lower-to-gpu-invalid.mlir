@@ -532,3 +532,21 @@ func.func @pad_low(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// A function that already launches kernels (kopt.launch, made by this pass)
+// is not compiled again (kopt-fuse leaves kopt.launch alone: fuse.mlir).
+func.func @already_lowered(%x: memref<4xf32>, %y: memref<4xf32>) {
+// expected-error @-1 {{'func.func' op kopt compiles functions over static tensors only, got 'memref<4xf32>'}}
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  kopt.launch @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x, %y : memref<4xf32>, memref<4xf32>) {kernel_class = "elementwise", num_inputs = 1, num_outputs = 1}
+  return
+}
+gpu.module @kernels {
+  gpu.func @k(%a: memref<4xf32>, %b: memref<4xf32>) kernel {
+    gpu.return
+  }
+}
+

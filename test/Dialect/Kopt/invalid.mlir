@@ -505,6 +505,18 @@ func.func @kernel_checked_without_schedule(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// The mark names the chip kopt-select-schedule checked for: a known chip only.
+func.func @kernel_checked_unknown_chip(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op schedule_checked_for names an unknown chip 'sm_999' (kopt-select-schedule sets it)}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {schedule = #kopt.schedule<instruction = ffma, copy = sync, block_m = 64, block_n = 64, block_k = 32, warp_m = 32, warp_n = 32, stages = 1, split_k = 1, swizzle = 1, vector_width = 1, persistent = false>, schedule_checked_for = "sm_999"} {
+  ^bb0(%a: tensor<4xf32>):
+    kopt.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Without an explicit kopt.yield the implicit one yields nothing.
 func.func @kernel_implicit_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'kopt.kernel' op yielded types differ from the result types}}

@@ -134,3 +134,35 @@ func.func @negative(%x: memref<4xf32>) {
   kopt.launch @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {kernel_class = "elementwise", num_inputs = -1, num_outputs = 1}
   return
 }
+
+// -----
+
+// A container that is neither a gpu.module nor a gpu.binary.
+func.func private @kernels(memref<4xf32>)
+func.func @container_is_func(%x: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  // expected-error @+1 {{'kopt.launch' op kernel container 'kernels' is a 'func.func', not a gpu.module or gpu.binary}}
+  kopt.launch @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {kernel_class = "elementwise", num_inputs = 0, num_outputs = 1}
+  return
+}
+
+// -----
+
+func.func @self_reference(%x: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  // expected-error @+1 {{'kopt.launch' op kernel container 'self_reference' is a 'func.func', not a gpu.module or gpu.binary}}
+  kopt.launch @self_reference::@self_reference blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {kernel_class = "elementwise", num_inputs = 0, num_outputs = 1}
+  return
+}
+
+// -----
+
+func.func @flat_to_func(%x: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  // expected-error @+1 {{'kopt.launch' op expects a kernel reference @container::@kernel, got @flat_to_func}}
+  kopt.launch @flat_to_func blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {kernel_class = "elementwise", num_inputs = 0, num_outputs = 1}
+  return
+}
