@@ -96,8 +96,11 @@ public:
             !candidates.contains(producer) || !isElementwiseOp(producer) ||
             cast<ShapedType>(v.getType()).getShape() != shape)
           continue;
+        // `a` feeds `b` and the groups form a DAG, so no path leads back
+        // from `b` to `a`: a path from `a` to `b` through another group is
+        // the only cycle merging them could close.
         unsigned a = groupOf[producer], b = groupOf[&op];
-        if (a != b && !reachesIndirectly(a, b) && !reachesIndirectly(b, a))
+        if (a != b && !reachesIndirectly(a, b))
           merge(a, b);
       }
     }
