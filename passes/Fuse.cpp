@@ -106,12 +106,18 @@ public:
     }
   }
 
-  /// Every group (singletons too), in the order of their first ops.
+  /// Every group (singletons too), each in program order, in the order of
+  /// their first ops.
   SmallVector<SmallVector<Operation *>> groups() const {
     SmallVector<SmallVector<Operation *>> out;
+    auto before = [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    };
     for (const SmallVector<Operation *> &m : members)
-      if (!m.empty())
+      if (!m.empty()) {
         out.push_back(m);
+        llvm::sort(out.back(), before);
+      }
     llvm::sort(out, [](const auto &x, const auto &y) {
       return x.front()->isBeforeInBlock(y.front());
     });
@@ -162,9 +168,6 @@ private:
       members[into].push_back(op);
     }
     members[from].clear();
-    llvm::sort(members[into], [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
-    });
   }
 
   Block &block;
