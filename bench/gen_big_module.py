@@ -8,8 +8,9 @@ The module has ceil(N / K) functions of K ops each (the last one shorter). Each
 function is a chain over tensor<64x256xbf16> that cycles through elementwise ops
 (add of a broadcast bias row, exp, silu, mul) and row ops (rmsnorm with a weight,
 softmax) and, every M-th op when M > 0, a matmul with a 256x256 Linear weight,
-so every op is live and each becomes one kernel. Compile time per
-op should not depend on N (bench/notes.md, "Compile time").
+so every op is live; each becomes one kernel with kopt-fuse's fuse=false, else
+add + exp and silu + mul are fused kernels (4 kernels per 6 ops without
+matmuls). Compile time per op should not depend on N (bench/notes.md, "Compile time").
 """
 import argparse
 import sys

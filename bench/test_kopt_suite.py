@@ -425,7 +425,9 @@ class Manifest(unittest.TestCase):
     def test_check_manifest(self):
         kopt = ks.import_kopt()
         p = problem([{"name": "x", "shape": [4, 8], "dtype": "f32"}],
-                    [{"op": "exp", "args": ["x"], "out": "y"}, {"op": "neg", "args": ["y"],
+                    # Two kernels with a buffer between them (kopt-fuse would make
+                    # exp + neg one kernel).
+                    [{"op": "exp", "args": ["x"], "out": "y"}, {"op": "softmax", "args": ["y"],
                                                                "out": "z"}], ["z"])
         p["name"] = "t"
         c = kopt.compile(ks.mlir_text(p), name="t.mlir")

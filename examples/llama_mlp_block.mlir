@@ -4,8 +4,9 @@
 //   out = h + act @ W_down^T                      (down_proj and the residual)
 // Shapes (Llama-3.1-8B config.json): hidden 4096, intermediate 14336, bf16, T = 16
 // tokens; weights are nn.Linear weights [out, in] (hence {transpose_b}).
-// Seven ops, seven kernels today (row, matmul, matmul, elementwise x2, matmul,
-// elementwise); the intermediates live in buffers that the manifest lists.
+// Seven ops, six kernels today (row, matmul, matmul, silu and mul fused into one
+// elementwise kernel, matmul, elementwise); the intermediates between kernels live
+// in buffers that the manifest lists.
 //
 // Compile:
 //   build/bin/kopt-opt examples/llama_mlp_block.mlir \

@@ -1,17 +1,28 @@
 //===- Fuse.cpp - kopt-fuse: group kopt ops into kernels ------------------===//
 //
-// Every kopt operator becomes one kopt.kernel today; the kernel records the op
-// (`source`, kopt::kernelSource) so that the launch manifest can name what each
-// kernel computes and a runtime can check it against an independent reference.
-// Dead kopt ops (kopt semantics are pure) are dropped first, and a value that a
-// function returns more than once gets a copy per repetition. Fusing producers
-// into consumers (matmul epilogues, elementwise chains) will extend the
-// grouping here.
+// Groups a function's kopt ops into kopt.kernel regions, each one GPU kernel.
+// Chains of elementwise ops (kopt::isElementwiseOp) whose results have one
+// shape become one kernel: in program order, each elementwise op joins the
+// kernel of each elementwise producer of its shape, unless that would close a
+// cycle between kernels (a path from one kernel to the other through a third).
+// Broadcast operands and every value defined outside come in as kernel
+// inputs; a value used outside its kernel is one of the kernel's outputs (a
+// kernel may have several), never recomputed. Matmuls, row ops and pack keep
+// their own kernels. `fuse=false` gives every op its own kernel.
+//
+// The decision is data: each kernel records the ops it computes (`source`:
+// kopt::kernelSource for one op, kopt::fusedKernelSource for several) so that
+// the launch manifest lists them and a runtime can check the kernel against
+// their graph's independent reference. Dead kopt ops (kopt semantics are pure)
+// are dropped first, and a value that a function returns more than once gets
+// a copy per repetition.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kopt/Dialect/Kopt/KernelSource.h"
 #include "kopt/Transforms/Passes.h"
 
+#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -62,7 +73,191 @@ void copyRepeatedResults(func::FuncOp func) {
   }
 }
 
+/// The fusion plan of one block: a partition of its ops into groups, each
+/// group one kernel. Ops that are not kopt ops to wrap (e.g. the terminator)
+/// are nodes of the dependence graph too, each alone.
+class Grouping {
+public:
+  explicit Grouping(Block &block) : block(block) {
+    for (Operation &op : block)
+      groupOf[&op] = newGroup(&op);
+  }
+
+  /// Fuses elementwise producers into their elementwise consumers of the
+  /// same result shape, in program order.
+  void fuseElementwiseChains(const DenseSet<Operation *> &candidates) {
+    for (Operation &op : block) {
+      if (!candidates.contains(&op) || !isElementwiseOp(&op))
+        continue;
+      auto shape = cast<ShapedType>(op.getResult(0).getType()).getShape();
+      for (Value v : op.getOperands()) {
+        Operation *producer = v.getDefiningOp();
+        if (!producer || producer->getBlock() != &block ||
+            !candidates.contains(producer) || !isElementwiseOp(producer) ||
+            cast<ShapedType>(v.getType()).getShape() != shape)
+          continue;
+        // `a` feeds `b` and the groups form a DAG, so no path leads back
+        // from `b` to `a`: a path from `a` to `b` through another group is
+        // the only cycle merging them could close.
+        unsigned a = groupOf[producer], b = groupOf[&op];
+        if (a != b && !reachesIndirectly(a, b))
+          merge(a, b);
+      }
+    }
+  }
+
+  /// Every group (singletons too), each in program order, in the order of
+  /// their first ops.
+  SmallVector<SmallVector<Operation *>> groups() const {
+    SmallVector<SmallVector<Operation *>> out;
+    auto before = [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    };
+    for (const SmallVector<Operation *> &m : members)
+      if (!m.empty()) {
+        out.push_back(m);
+        llvm::sort(out.back(), before);
+      }
+    llvm::sort(out, [](const auto &x, const auto &y) {
+      return x.front()->isBeforeInBlock(y.front());
+    });
+    return out;
+  }
+
+private:
+  unsigned newGroup(Operation *op) {
+    members.push_back({op});
+    return members.size() - 1;
+  }
+
+  /// The groups that use a value a member of `g` defines.
+  SmallVector<unsigned> successors(unsigned g) {
+    SmallVector<unsigned> out;
+    for (Operation *op : members[g])
+      for (Operation *user : op->getUsers())
+        if (Operation *u = block.findAncestorOpInBlock(*user)) {
+          unsigned s = groupOf.lookup(u);
+          if (s != g && !llvm::is_contained(out, s))
+            out.push_back(s);
+        }
+    return out;
+  }
+
+  /// Whether a path leads from group `from` to group `to` through at least
+  /// one other group: merging them would make a cycle.
+  bool reachesIndirectly(unsigned from, unsigned to) {
+    SmallVector<unsigned> work;
+    DenseSet<unsigned> seen;
+    for (unsigned s : successors(from))
+      if (s != to && seen.insert(s).second)
+        work.push_back(s);
+    while (!work.empty()) {
+      unsigned g = work.pop_back_val();
+      if (g == to)
+        return true;
+      for (unsigned s : successors(g))
+        if (seen.insert(s).second)
+          work.push_back(s);
+    }
+    return false;
+  }
+
+  void merge(unsigned from, unsigned into) {
+    for (Operation *op : members[from]) {
+      groupOf[op] = into;
+      members[into].push_back(op);
+    }
+    members[from].clear();
+  }
+
+  Block &block;
+  DenseMap<Operation *, unsigned> groupOf;
+  SmallVector<SmallVector<Operation *>> members;
+};
+
+/// A unique kernel name: `base_<n>`, counting per base across the module.
+std::string kernelName(StringRef base, llvm::StringMap<unsigned> &counters,
+                       llvm::StringSet<> &taken) {
+  std::string name;
+  do
+    name = (base + "_" + Twine(counters[base]++)).str();
+  while (!taken.insert(name).second);
+  return name;
+}
+
+/// Wraps one op into a kernel: its operands (repeated ones too) are the
+/// kernel's inputs in order, its result the kernel's result.
+void wrapOneOp(Operation *op, StringRef name) {
+  OpBuilder b(op);
+  auto kernel = KernelOp::create(b, op->getLoc(), op->getResultTypes(),
+                                 b.getStringAttr(name), op->getOperands(),
+                                 kernelSource(op), /*schedule=*/ScheduleAttr(),
+                                 /*schedule_checked_for=*/StringAttr());
+  Block *body = new Block();
+  kernel.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : op->getOperands())
+    map.map(v, body->addArgument(v.getType(), op->getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  Operation *clone = inner.clone(*op, map);
+  YieldOp::create(inner, op->getLoc(), clone->getResults());
+  op->replaceAllUsesWith(kernel.getResults());
+  op->erase();
+}
+
+/// Wraps a group of ops (in program order) into one kernel, placed at the
+/// last op: the values they read from outside are its inputs (each once, in
+/// order of first use), the values used outside the group its outputs (in
+/// op order). Users of an output placed before the kernel are moved after it
+/// by the caller's topological sort.
+void wrapGroup(ArrayRef<Operation *> ops, StringRef name) {
+  DenseSet<Operation *> inGroup(ops.begin(), ops.end());
+  Block *block = ops.front()->getBlock();
+  SmallVector<Value> inputs, outputs;
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (!inGroup.contains(v.getDefiningOp()) &&
+          !llvm::is_contained(inputs, v))
+        inputs.push_back(v);
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            return !inGroup.contains(block->findAncestorOpInBlock(*user));
+          }))
+        outputs.push_back(r);
+  }
+  Location loc = FusedLoc::get(
+      ops.front()->getContext(),
+      llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); }));
+  OpBuilder b(ops.back());
+  SmallVector<Type> types =
+      llvm::map_to_vector(outputs, [](Value v) { return v.getType(); });
+  auto kernel = KernelOp::create(b, loc, types, b.getStringAttr(name), inputs,
+                                 DictionaryAttr(), /*schedule=*/ScheduleAttr(),
+                                 /*schedule_checked_for=*/StringAttr());
+  Block *body = new Block();
+  kernel.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  SmallVector<Operation *> clones;
+  for (Operation *op : ops)
+    clones.push_back(inner.clone(*op, map));
+  YieldOp::create(inner, loc, llvm::map_to_vector(outputs, [&](Value v) {
+                    return map.lookup(v);
+                  }));
+  kernel.setSourceAttr(fusedKernelSource(*body, clones));
+  for (auto [v, r] : llvm::zip(outputs, kernel.getResults()))
+    v.replaceUsesWithIf(r, [&](OpOperand &use) {
+      return !inGroup.contains(block->findAncestorOpInBlock(*use.getOwner()));
+    });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
 struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
+  using KoptFuseBase::KoptFuseBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -74,37 +269,61 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
     // Names of kernels already in the module are taken.
     llvm::StringSet<> taken;
     module.walk([&](KernelOp k) { taken.insert(k.getSymName()); });
+    // The kopt ops to wrap, by block, in walk order.
+    llvm::MapVector<Block *, DenseSet<Operation *>> candidates;
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (op->getDialect() && isa<KoptDialect>(op->getDialect()) &&
           !isa<KernelOp, YieldOp, MainloopOp, LaunchOp>(op) &&
           !op->getParentOfType<KernelOp>() &&
-          !op->getParentOfType<MainloopOp>())
+          !op->getParentOfType<MainloopOp>()) {
         ops.push_back(op);
+        candidates[op->getBlock()].insert(op);
+      }
     });
-    for (Operation *op : ops) {
-      OpBuilder b(op);
-      StringRef opName = op->getName().stripDialect();
-      std::string name;
-      do
-        name = (opName + "_" + Twine(counters[opName]++)).str();
-      while (!taken.insert(name).second);
-
-      auto kernel = KernelOp::create(
-          b, op->getLoc(), op->getResultTypes(), b.getStringAttr(name),
-          op->getOperands(), kernelSource(op), /*schedule=*/ScheduleAttr(),
-          /*schedule_checked_for=*/StringAttr());
-      Block *body = new Block();
-      kernel.getBody().push_back(body);
-      IRMapping map;
-      for (Value v : op->getOperands())
-        map.map(v, body->addArgument(v.getType(), op->getLoc()));
-      OpBuilder inner = OpBuilder::atBlockEnd(body);
-      Operation *clone = inner.clone(*op, map);
-      YieldOp::create(inner, op->getLoc(), clone->getResults());
-      op->replaceAllUsesWith(kernel.getResults());
-      op->erase();
+    // The plan: the group of each op, in the order of the groups' first ops.
+    SmallVector<SmallVector<Operation *>> plan;
+    if (!fuse) {
+      for (Operation *op : ops)
+        plan.push_back({op});
+    } else {
+      DenseMap<Operation *, SmallVector<Operation *>> groupAt;
+      for (auto &[block, set] : candidates) {
+        Grouping grouping(*block);
+        grouping.fuseElementwiseChains(set);
+        for (SmallVector<Operation *> &g : grouping.groups())
+          if (set.contains(g.front()))
+            groupAt[g.front()] = std::move(g);
+      }
+      for (Operation *op : ops)
+        if (auto it = groupAt.find(op); it != groupAt.end())
+          plan.push_back(std::move(it->second));
     }
+    SetVector<Block *> reordered;
+    for (ArrayRef<Operation *> group : plan) {
+      if (group.size() == 1) {
+        Operation *op = group.front();
+        wrapOneOp(op,
+                  kernelName(op->getName().stripDialect(), counters, taken));
+        continue;
+      }
+      std::string base =
+          llvm::join(llvm::map_range(group,
+                                     [](Operation *op) {
+                                       return op->getName().stripDialect();
+                                     }),
+                     "_");
+      reordered.insert(group.front()->getBlock());
+      wrapGroup(group, kernelName(base, counters, taken));
+    }
+    // A fused kernel sits at its last op; users of its outputs placed
+    // between its ops move after it (the plan has no cycles).
+    for (Block *block : reordered)
+      if (!sortTopologically(block)) {
+        module.emitError("kopt-fuse: the kernels of a block depend on each "
+                         "other in a cycle");
+        return signalPassFailure();
+      }
   }
 };
 

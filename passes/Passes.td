@@ -56,10 +56,21 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
   let summary = "Group kopt ops into kernels (kopt.kernel regions)";
   let description = [{
     Wraps the kopt ops of every function into `kopt.kernel` ops, each of which
-    becomes one GPU kernel. Today every op forms its own kernel; the kernel records
-    the op it came from (`source`) for the launch manifest. Kernel names are
-    `<op>_<n>`, numbered across the module.
+    becomes one GPU kernel. Chains of elementwise ops (binary ops with
+    broadcasts, unary ops, gelu, cast) whose results have one shape form one
+    kernel: a producer joins its consumer's kernel unless that would make the
+    kernels depend on each other in a cycle; a value also used outside the
+    kernel is one of its outputs. Every other op (matmul, the row ops, pack)
+    forms its own kernel. The kernel records the ops it computes (`source`)
+    for the launch manifest. Kernel names are `<op>_<n>` (a fused kernel:
+    its ops' names joined by `_`, then `_<n>`), numbered across the module.
+    `fuse=false` puts every op in its own kernel.
   }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Fuse chains of elementwise ops into one kernel (false: one "
+           "kernel per op)">,
+  ];
   let dependentDialects = ["kopt::KoptDialect"];
 }
 

@@ -22,6 +22,9 @@ tool_dirs = [config.kopt_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["kopt-opt", "kopt-space", "mlir-opt"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kopt_tools_dir, append_path=True)
+# kopt-run is built with the runtime (KOPT_BUILD_RUNTIME).
+if os.path.exists(os.path.join(config.kopt_tools_dir, "kopt-run")):
+    config.available_features.add("kopt-run")
 
 # MLIR's gpu-module-to-binary links libdevice (exp, tanh, erf, rsqrt, ... of the CUDA
 # math library) only when it finds the CUDA toolkit through CUDA_ROOT, CUDA_HOME or

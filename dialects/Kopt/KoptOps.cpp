@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kopt/Dialect/Kopt/KernelSource.h"
 #include "kopt/Dialect/Kopt/KoptDialect.h"
 #include "kopt/Manifest/Manifest.h"
 
@@ -319,6 +320,57 @@ DictionaryAttr kopt::kernelSource(Operation *op) {
   });
 }
 
+bool kopt::isElementwiseOp(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ExpOp, NegOp, AbsOp,
+             SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp,
+             CastOp>(op);
+}
+
+DictionaryAttr kopt::fusedKernelSource(Block &body, ArrayRef<Operation *> ops) {
+  Builder b(body.getParent()->getContext());
+  DenseMap<Value, StringAttr> names;
+  SmallVector<Attribute> params;
+  for (BlockArgument arg : body.getArguments()) {
+    StringAttr n = b.getStringAttr("in" + Twine(arg.getArgNumber()));
+    names[arg] = n;
+    params.push_back(n);
+  }
+  Operation *term = body.getTerminator();
+  for (auto [i, v] : llvm::enumerate(term->getOperands())) {
+    StringAttr n = b.getStringAttr("out" + Twine(i));
+    names.try_emplace(v, n);
+    params.push_back(n);
+  }
+  SmallVector<Attribute> opAttrs, values;
+  for (Operation *op : ops) {
+    SmallVector<Attribute> operands, results;
+    for (Value v : op->getOperands()) {
+      StringAttr n = names.lookup(v);
+      operands.push_back(n ? n : b.getStringAttr("<outside>"));
+    }
+    for (Value r : op->getResults()) {
+      auto [it, inserted] =
+          names.try_emplace(r, b.getStringAttr("t" + Twine(values.size())));
+      if (inserted)
+        values.push_back(b.getDictionaryAttr(
+            {b.getNamedAttr("name", it->second),
+             b.getNamedAttr("type", TypeAttr::get(r.getType()))}));
+      results.push_back(it->second);
+    }
+    opAttrs.push_back(b.getDictionaryAttr({
+        b.getNamedAttr("name", b.getStringAttr(op->getName().stripDialect())),
+        b.getNamedAttr("attrs", sourceAttrs(op)),
+        b.getNamedAttr("operands", b.getArrayAttr(operands)),
+        b.getNamedAttr("results", b.getArrayAttr(results)),
+    }));
+  }
+  return b.getDictionaryAttr({
+      b.getNamedAttr("ops", b.getArrayAttr(opAttrs)),
+      b.getNamedAttr("params", b.getArrayAttr(params)),
+      b.getNamedAttr("values", b.getArrayAttr(values)),
+  });
+}
+
 LogicalResult KernelOp::verify() {
   // The name becomes the PTX entry: a C identifier.
   StringRef name = getSymName();
@@ -368,12 +420,26 @@ LogicalResult KernelOp::verifyRegions() {
       koptOps.push_back(&op);
   if (koptOps.empty())
     return success();
+  // Several ops: `source` lists them (kopt::fusedKernelSource).
+  if (source.get("ops")) {
+    if (koptOps.size() != llvm::range_size(body.without_terminator()))
+      return emitOpError("source lists ops, but the body computes ops of "
+                         "other dialects too; a kernel with a source holds "
+                         "kopt ops and its kopt.yield");
+    DictionaryAttr expected = fusedKernelSource(body, koptOps);
+    if (source != expected)
+      return emitOpError("source ")
+             << source << " disagrees with the body, which computes "
+             << expected;
+    return success();
+  }
   Operation *op = koptOps.front();
   StringRef opName = op->getName().stripDialect();
   if (koptOps.size() > 1 || !llvm::hasSingleElement(body.without_terminator()))
     return emitOpError("source describes one op, but the body computes ")
            << llvm::range_size(body.without_terminator()) << " ops; a kernel "
-           << "with a source holds one kopt op and its kopt.yield";
+           << "with a source holds one kopt op and its kopt.yield, or lists "
+           << "its ops (`ops`)";
   auto name = source.getAs<StringAttr>("name");
   if (!name || name.getValue() != opName)
     return emitOpError("source names op '")

@@ -5,15 +5,25 @@
 // warp's loads and stores are coalesced. V makes each access 16 bytes (8
 // bf16/f16 or 4 f32 elements) when the innermost extent is a multiple of V and
 // every input is read contiguously (or is the same for the V lanes, e.g. a
-// broadcast column) along it; otherwise V = 1. The payload runs once per lane.
-// 256 threads per block; the grid is capped at 8 blocks per SM of an H200 (132
-// SMs) so that each thread handles several groups when the tensor is large.
+// broadcast column) along it; otherwise V = 1. 256 threads per block; the grid
+// is capped at 8 blocks per SM of an H200 (132 SMs) so that each thread
+// handles several groups when the tensor is large.
+//
+// A kernel of several ops (a chain kopt-fuse fused) holds one generic per op,
+// all over one result shape: per group of V elements, each generic's payload
+// runs once per lane in order, reading the kernel's inputs (each loaded once
+// per indexing map) and the lanes earlier generics computed (internal values
+// stay in registers); every kernel result is stored at the end.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
 
 #include "kopt/Transforms/KernelBuilders.h"
+
+#include "llvm/ADT/MapVector.h"
+
+#include <variant>
 
 using namespace mlir;
 using namespace kopt;
@@ -22,42 +32,101 @@ using namespace kopt::kb;
 static constexpr int64_t kThreads = 256;
 static constexpr int64_t kMaxBlocks = 132 * 8;
 
+namespace {
+/// Where a generic's input comes from: a kernel input (loaded) or the result
+/// of an earlier generic of the kernel (its lanes).
+struct Source {
+  Value mem;      // the input memref, or null
+  Value internal; // the earlier generic's result, or null
+};
+} // namespace
+
+/// Checks the generics of an elementwise kernel and resolves their inputs.
+static LogicalResult
+checkGenerics(KernelOp kernel, ArrayRef<linalg::GenericOp> gs,
+              const KernelIO &io, ArrayRef<int64_t> shape,
+              SmallVectorImpl<SmallVector<Source>> &sources) {
+  DenseSet<Value> computed;
+  for (linalg::GenericOp g : gs) {
+    if (g.getNumResults() != 1)
+      return g.emitOpError("elementwise kernels need generics of one result");
+    if (cast<RankedTensorType>(g.getResult(0).getType()).getShape() != shape)
+      return g.emitOpError("elementwise kernels need generics of one result "
+                           "shape");
+    if (!g.getIndexingMapsArray().back().isIdentity())
+      return g.emitOpError("elementwise kernels need an identity output map");
+    if (!g.getBody()->getArguments().back().use_empty())
+      return g.emitOpError("elementwise payloads must not read their output");
+    SmallVector<Source> srcs;
+    for (OpOperand *operand : g.getDpsInputOperands()) {
+      Value v = operand->get();
+      if (Value mem = io.memrefOf(v); mem && !computed.contains(v)) {
+        srcs.push_back({mem, Value()});
+        continue;
+      }
+      if (!computed.contains(v))
+        return g.emitOpError("input #")
+               << operand->getOperandNumber()
+               << " must be an argument of the kernel or the result of an "
+                  "earlier generic of it";
+      if (!g.getMatchingIndexingMap(operand).isIdentity())
+        return g.emitOpError("input #")
+               << operand->getOperandNumber()
+               << " reads an earlier generic's result through a map other "
+                  "than the identity";
+      srcs.push_back({Value(), v});
+    }
+    sources.push_back(std::move(srcs));
+    computed.insert(g.getResult(0));
+  }
+  // A result nobody reads would be computed for nothing.
+  for (auto [i, gc] : llvm::enumerate(gs)) {
+    linalg::GenericOp g = gc;
+    if (!io.memrefOf(g.getResult(0)) &&
+        llvm::none_of(gs.drop_front(i + 1), [&](linalg::GenericOp later) {
+          return llvm::is_contained(later.getDpsInputs(), g.getResult(0));
+        }))
+      return g.emitOpError("result must be a result of the kernel or an "
+                           "input of a later generic of it");
+  }
+  auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(yield.getValues()))
+    if (!computed.contains(v))
+      return kernel.emitOpError("result #")
+             << i << " must be computed by a linalg.generic of the kernel";
+  return success();
+}
+
 FailureOr<LaunchConfig> kopt::buildElementwiseKernel(KernelOp kernel,
                                                      gpu::GPUFuncOp func) {
-  linalg::GenericOp g = generics(kernel).front();
+  SmallVector<linalg::GenericOp> gs = generics(kernel);
   KernelIO io(kernel, func);
-  Location loc = g.getLoc();
-
-  Value out = io.memrefOf(g.getResult(0));
-  if (!out)
-    return g.emitOpError("result must be a result of the kernel");
-  if (!g.getIndexingMapsArray().back().isIdentity())
-    return g.emitOpError("elementwise kernels need an identity output map");
-  if (!g.getBody()->getArguments().back().use_empty())
-    return g.emitOpError("elementwise payloads must not read their output");
-
-  auto shape = cast<RankedTensorType>(g.getResult(0).getType()).getShape();
+  Location loc = gs.front().getLoc();
+  auto shape =
+      cast<RankedTensorType>(gs.front().getResult(0).getType()).getShape();
   int64_t total = numElements(shape);
+  SmallVector<SmallVector<Source>> sources;
+  if (failed(checkGenerics(kernel, gs, io, shape, sources)))
+    return failure();
+  auto yield = cast<YieldOp>(kernel.getBody().front().getTerminator());
 
   // 16-byte accesses when every input is read contiguously or uniformly along
   // the innermost dimension and its extent allows.
-  SmallVector<Value> inputs;
-  SmallVector<Type> types = {getElementTypeOrSelf(g.getResult(0).getType())};
+  SmallVector<Type> types;
+  for (Value v : yield.getValues())
+    types.push_back(getElementTypeOrSelf(v.getType()));
   int64_t v = 1;
-  for (OpOperand *operand : g.getDpsInputOperands()) {
-    Value mem = io.memrefOf(operand->get());
-    if (!mem)
-      return g.emitOpError("input #") << operand->getOperandNumber()
-                                      << " must be an argument of the kernel";
-    inputs.push_back(mem);
-    types.push_back(getElementTypeOrSelf(mem.getType()));
-  }
+  for (const SmallVector<Source> &srcs : sources)
+    for (const Source &src : srcs)
+      if (src.mem)
+        types.push_back(getElementTypeOrSelf(src.mem.getType()));
   if (!shape.empty()) {
     v = vectorWidth(types, shape.back());
-    for (OpOperand *operand : g.getDpsInputOperands())
-      if (laneAccess(g.getMatchingIndexingMap(operand), shape.size() - 1) ==
-          LaneAccess::Other)
-        v = 1;
+    for (auto [g, srcs] : llvm::zip(gs, sources))
+      for (auto [operand, src] : llvm::zip(g.getDpsInputOperands(), srcs))
+        if (src.mem && laneAccess(g.getMatchingIndexingMap(operand),
+                                  shape.size() - 1) == LaneAccess::Other)
+          v = 1;
   }
 
   int64_t groups = total / v;
@@ -83,28 +152,49 @@ FailureOr<LaunchConfig> kopt::buildElementwiseKernel(KernelOp kernel,
     if (v > 1)
       linear = arith::MulIOp::create(b, loc, linear, indexConst(b, loc, v));
     SmallVector<Value> dims = delinearize(b, loc, linear, shape);
-    SmallVector<Lanes> lanes;
-    for (auto [i, operand] : llvm::enumerate(g.getDpsInputOperands())) {
-      FailureOr<Lanes> l = loadLanes(
-          b, loc, inputs[i], g.getMatchingIndexingMap(operand), dims, v);
-      if (failed(l))
-        return g.emitOpError("unsupported indexing map for input #")
-               << operand->getOperandNumber();
-      lanes.push_back(*l);
+    // Each input is loaded once per indexing map; each generic's result is
+    // its V lanes.
+    llvm::MapVector<std::pair<Value, AffineMap>, Lanes> loaded;
+    DenseMap<Value, SmallVector<Value>> lanesOf;
+    for (auto [g, srcs] : llvm::zip(gs, sources)) {
+      SmallVector<std::variant<Lanes, Value>> ins;
+      for (auto [operand, src] : llvm::zip(g.getDpsInputOperands(), srcs)) {
+        if (!src.mem) {
+          ins.push_back(src.internal);
+          continue;
+        }
+        AffineMap map = g.getMatchingIndexingMap(operand);
+        auto key = std::make_pair(src.mem, map);
+        auto it = loaded.find(key);
+        if (it == loaded.end()) {
+          FailureOr<Lanes> l = loadLanes(b, g.getLoc(), src.mem, map, dims, v);
+          if (failed(l))
+            return g.emitOpError("unsupported indexing map for input #")
+                   << operand->getOperandNumber();
+          it = loaded.insert({key, *l}).first;
+        }
+        ins.push_back(it->second);
+      }
+      // The output block argument is unused (checked): bind it to a zero.
+      Type outArgType = g.getBody()->getArguments().back().getType();
+      Value unusedOut =
+          arith::ConstantOp::create(b, g.getLoc(), b.getZeroAttr(outArgType));
+      SmallVector<Value> results;
+      for (int64_t l = 0; l < v; ++l) {
+        SmallVector<Value> args;
+        for (const auto &in : ins) {
+          if (const Lanes *lanes = std::get_if<Lanes>(&in))
+            args.push_back(lanes->lane(b, g.getLoc(), l));
+          else
+            args.push_back(lanesOf[std::get<Value>(in)][l]);
+        }
+        args.push_back(unusedOut);
+        results.push_back(clonePayload(b, g, args));
+      }
+      lanesOf[g.getResult(0)] = std::move(results);
     }
-    // The output block argument is unused (checked above): bind it to a zero.
-    Type outArgType = g.getBody()->getArguments().back().getType();
-    Value unusedOut =
-        arith::ConstantOp::create(b, loc, b.getZeroAttr(outArgType));
-    SmallVector<Value> results;
-    for (int64_t l = 0; l < v; ++l) {
-      SmallVector<Value> args;
-      for (const Lanes &in : lanes)
-        args.push_back(in.lane(b, loc, l));
-      args.push_back(unusedOut);
-      results.push_back(clonePayload(b, g, args));
-    }
-    storeLanes(b, loc, results, out, dims);
+    for (Value result : yield.getValues())
+      storeLanes(b, loc, lanesOf[result], io.memrefOf(result), dims);
   }
   gpu::ReturnOp::create(b, loc);
   return cfg;

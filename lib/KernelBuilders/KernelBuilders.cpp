@@ -50,12 +50,8 @@ FailureOr<KernelClass> kopt::classifyKernel(KernelOp kernel) {
       gs, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; });
   if (anyReduction)
     return KernelClass::Row;
-  if (gs.size() == 1)
-    return KernelClass::Elementwise;
-  return kernel.emitOpError("holds ")
-         << gs.size()
-         << " elementwise generics; fused elementwise chains are not "
-         << "supported yet";
+  // One generic per op of an elementwise chain (kopt-fuse).
+  return KernelClass::Elementwise;
 }
 
 FailureOr<LaunchConfig> kopt::buildKernel(KernelOp kernel, KernelClass kind,

@@ -76,7 +76,9 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
     pack.minReuse = opts.packMinReuse;
     pm.addPass(createKoptPackOperands(pack));
   }
-  pm.addPass(createKoptFuse());
+  KoptFuseOptions fuse;
+  fuse.fuse = opts.fuse;
+  pm.addPass(createKoptFuse(fuse));
   KoptSelectScheduleOptions select;
   select.scheduleFile = opts.schedule;
   select.printSpace = opts.printSpace;
@@ -150,6 +152,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "bytes when the other operand has at least this many "
                      "rows (kopt-pack-operands); 0: never"),
       llvm::cl::init(128)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("fuse chains of elementwise ops into one "
+                                   "kernel (kopt-fuse); false: one kernel per "
+                                   "op"),
+                    llvm::cl::init(true)};
 };
 } // namespace
 
@@ -168,6 +175,7 @@ void kopt::registerKoptToPTXPipeline(
         opts.schedule = o.schedule;
         opts.printSpace = o.printSpace;
         opts.packMinReuse = o.packMinReuse;
+        opts.fuse = o.fuse;
         if (adjust)
           adjust(opts);
         buildKoptToPTXPipeline(pm, opts);

@@ -28,11 +28,20 @@ Tolerance toleranceFor(DType outputDtype) {
 }
 
 Tolerance toleranceFor(const KernelSpec &kernel) {
-  const TensorSpec *result = nullptr;
+  // Each op rounds its result to its dtype, so a fused kernel is as precise as
+  // the coarsest value it rounds to: an output or an internal value (an f16
+  // sum cast to f32 carries f16's error). One op: its output's dtype.
+  Tolerance t = toleranceFor(DType::F32);
+  auto widen = [&](const TensorSpec &v) {
+    Tolerance d = toleranceFor(v.dtype);
+    if (d.relErr > t.relErr)
+      t = d;
+  };
   for (const TensorSpec &p : kernel.params)
-    if (!result && p.role == Role::Output)
-      result = &p;
-  Tolerance t = toleranceFor(result ? result->dtype : DType::F32);
+    if (p.role == Role::Output)
+      widen(p);
+  for (const TensorSpec &v : kernel.values)
+    widen(v);
   const OpSpec *matmul = kernel.findOp(OpKind::Matmul);
   if (matmul && matmul->attrs.tf32) {
     // The tolerance above follows the output dtype, and so gives f32's 1e-5

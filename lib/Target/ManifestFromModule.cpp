@@ -1,7 +1,8 @@
 //===- ManifestFromModule.cpp - The launch manifest of a compiled module --===//
 //
 // Fills the manifest library's structs (include/kopt/Manifest/Manifest.h)
-// from the host functions' kopt.launch ops (their `source`, `kernel_class`,
+// from the host functions' kopt.launch ops (their `source`: one op, or the
+// `ops` of a fused kernel with its internal `values`; `kernel_class`,
 // `num_inputs`, `num_outputs` and `schedule`), runs the library's validator
 // (the same rules the runtime's reader applies) and writes the JSON through
 // the library's writer: a manifest the runtime would refuse is a located
@@ -146,6 +147,88 @@ FailureOr<mf::OpSpec> sourceOp(kopt::LaunchOp launch,
   return mf::opOverParams(*kind, *parsed, kernel.params);
 }
 
+/// The ops of a kernel kopt-fuse fused, from its launch's `source` (`ops`,
+/// `values`: kopt::fusedKernelSource): each op's kind and attributes, its
+/// operands (by the manifest's operand names, in order) and its result.
+LogicalResult fusedSourceOps(kopt::LaunchOp launch, mf::KernelSpec &kernel,
+                             DictionaryAttr source, const std::string &at) {
+  auto ops = source.getAs<ArrayAttr>("ops");
+  auto values = source.getAs<ArrayAttr>("values");
+  auto malformed = [&](const Twine &what) {
+    return emitError(launch.getLoc(), "kernel '")
+           << launch.getKernelName().getValue()
+           << "' has a malformed `source`: " << what;
+  };
+  for (auto [i, a] : llvm::enumerate(ops)) {
+    auto op = dyn_cast<DictionaryAttr>(a);
+    auto name = op ? op.getAs<StringAttr>("name") : StringAttr();
+    auto operands = op ? op.getAs<ArrayAttr>("operands") : ArrayAttr();
+    auto results = op ? op.getAs<ArrayAttr>("results") : ArrayAttr();
+    if (!name || !operands || !results || results.size() != 1)
+      return malformed("ops[" + Twine(i) +
+                       "] needs a name, operands and one result");
+    std::optional<mf::OpKind> kind = mf::parseOpKind(name.getValue());
+    if (!kind) {
+      InFlightDiagnostic d = emitError(launch.getLoc(), "kernel '")
+                             << launch.getKernelName().getValue()
+                             << "' computes an op the launch manifest does "
+                                "not know";
+      if (mf::isValidUTF8(name.getValue()))
+        d << ": '" << name.getValue() << "'";
+      return failure();
+    }
+    std::string opAt = at + ".ops[" + std::to_string(i) + "]";
+    json attrs = op.get("attrs") ? attrJSON(op.get("attrs")) : json::object();
+    std::string text =
+        attrs.dump(-1, ' ', false, json::error_handler_t::replace);
+    mf::Expected<mf::OpAttrs> parsed =
+        mf::parseOpAttrs(*kind, text, opAt + ".attrs");
+    if (!parsed.ok())
+      return emitError(launch.getLoc(), "invalid launch manifest: ")
+             << parsed.error();
+    mf::OpSpec spec;
+    spec.kind = *kind;
+    spec.attrs = *parsed;
+    size_t numRequired = 0;
+    std::vector<std::string> names = mf::operandNames(*kind, &numRequired);
+    if (operands.size() < numRequired || operands.size() > names.size())
+      return malformed("ops[" + Twine(i) + "] (" + name.getValue() + ") has " +
+                       Twine(operands.size()) + " operands");
+    for (auto [j, v] : llvm::enumerate(operands)) {
+      auto value = dyn_cast<StringAttr>(v);
+      if (!value)
+        return malformed("ops[" + Twine(i) + "].operands[" + Twine(j) +
+                         "] is not a string");
+      spec.operands.push_back({names[j], value.getValue().str()});
+    }
+    auto result = dyn_cast<StringAttr>(results[0]);
+    if (!result)
+      return malformed("ops[" + Twine(i) + "].results[0] is not a string");
+    spec.result = result.getValue().str();
+    kernel.ops.push_back(std::move(spec));
+  }
+  if (values)
+    for (auto [i, a] : llvm::enumerate(values)) {
+      auto value = dyn_cast<DictionaryAttr>(a);
+      auto name = value ? value.getAs<StringAttr>("name") : StringAttr();
+      auto type = value ? value.getAs<TypeAttr>("type") : TypeAttr();
+      auto tensor =
+          type ? dyn_cast<RankedTensorType>(type.getValue()) : nullptr;
+      if (!name || !tensor || !tensor.hasStaticShape())
+        return malformed("values[" + Twine(i) +
+                         "] needs a name and a static tensor type");
+      FailureOr<mf::DType> dtype = dtypeOf(launch, tensor.getElementType());
+      if (failed(dtype))
+        return failure();
+      mf::TensorSpec t;
+      t.name = name.getValue().str();
+      t.dtype = *dtype;
+      t.shape = tensor.getShape().vec();
+      kernel.values.push_back(std::move(t));
+    }
+  return success();
+}
+
 /// The manifest's kernel for `launch` (the `index`-th of the module), and the
 /// launch's arguments in `args`.
 FailureOr<mf::KernelSpec>
@@ -158,7 +241,8 @@ kernelFromLaunch(kopt::LaunchOp launch, size_t index,
   // The op's verifier accepts known kernel classes only.
   kernel.cls = *mf::parseKernelClass(launch.getKernelClass());
   DictionaryAttr source = launch.getSourceAttr();
-  if (!source || !source.getAs<StringAttr>("name"))
+  bool fused = source && source.getAs<ArrayAttr>("ops");
+  if (!source || (!fused && !source.getAs<StringAttr>("name")))
     return emitError(launch.getLoc(), "kernel '")
                << launch.getKernelName().getValue()
                << "' has no `source` naming the op it computes (kopt-fuse "
@@ -214,10 +298,15 @@ kernelFromLaunch(kopt::LaunchOp launch, size_t index,
              failure();
   }
 
-  FailureOr<mf::OpSpec> op = sourceOp(launch, kernel, source, at);
-  if (failed(op))
-    return failure();
-  kernel.ops.push_back(std::move(*op));
+  if (fused) {
+    if (failed(fusedSourceOps(launch, kernel, source, at)))
+      return failure();
+  } else {
+    FailureOr<mf::OpSpec> op = sourceOp(launch, kernel, source, at);
+    if (failed(op))
+      return failure();
+    kernel.ops.push_back(std::move(*op));
+  }
 
   FailureOr<std::array<uint32_t, 3>> grid =
       dims(launch, launch.getGridSizes(), "grid");

@@ -1,178 +1,137 @@
-// kopt-fuse: every kopt op outside a kernel becomes its own kopt.kernel, named
-// <op>_<n> with n counted per op name across the whole module, and carrying a
-// `source` dictionary (op name, attributes as manifest values, parameter names).
+// kopt-fuse's fusion decisions: chains of elementwise ops of one result shape
+// form one kernel (named after its ops, `source` listing them); broadcast
+// operands and values from other kernels are its inputs; a value used outside
+// is an output (several outputs where needed); matmuls and row ops keep their
+// own kernels and break chains; no grouping makes kernels depend on each
+// other in a cycle. test/Transforms/fuse-off.mlir has the one-op kernels
+// (fuse=false).
 // RUN: kopt-opt %s --kopt-fuse | FileCheck %s
 // The result is a fixed point: a second run changes nothing.
 // RUN: kopt-opt %s --kopt-fuse | kopt-opt --kopt-fuse | FileCheck %s
+// Fusion off: one kernel per op.
+// RUN: kopt-opt %s --kopt-fuse="fuse=false" | FileCheck %s --check-prefix=OFF
 
-// CHECK-LABEL: func.func @mlp(
-// CHECK-SAME:    %[[X:[^:]*]]: tensor<16x4096xbf16>, %[[WG:[^:]*]]: tensor<14336x4096xbf16>, %[[WU:[^:]*]]: tensor<14336x4096xbf16>
-// CHECK:         %[[G:.*]] = kopt.kernel "matmul_0" ins(%[[X]], %[[WG]] : tensor<16x4096xbf16>, tensor<14336x4096xbf16>) -> tensor<16x14336xbf16>
-// CHECK-SAME:      attributes {source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}} {
-// CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<16x4096xbf16>, %[[B:.*]]: tensor<14336x4096xbf16>):
-// CHECK-NEXT:      %[[MM:.*]] = kopt.matmul %[[A]], %[[B]] {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
-// CHECK-NEXT:      kopt.yield %[[MM]] : tensor<16x14336xbf16>
+// Gemma-2 logit soft-capping: div, tanh and mul are one kernel; the scalar cap
+// (a broadcast operand) is one input, read by two ops; two internal values.
+// CHECK-LABEL: func.func @softcap(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<16x256xf32>, %[[C:[^:]*]]: tensor<f32>
+// CHECK:         %[[K:.*]] = kopt.kernel "div_tanh_mul_0" ins(%[[X]], %[[C]] : tensor<16x256xf32>, tensor<f32>) -> tensor<16x256xf32>
+// CHECK-SAME:      attributes {source = {ops = [{attrs = {}, name = "div", operands = ["in0", "in1"], results = ["t0"]}, {attrs = {}, name = "tanh", operands = ["t0"], results = ["t1"]}, {attrs = {}, name = "mul", operands = ["t1", "in1"], results = ["out0"]}], params = ["in0", "in1", "out0"], values = [{name = "t0", type = tensor<16x256xf32>}, {name = "t1", type = tensor<16x256xf32>}]}} {
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<16x256xf32>, %[[B:.*]]: tensor<f32>):
+// CHECK-NEXT:      %[[D:.*]] = kopt.div %[[A]], %[[B]]
+// CHECK-NEXT:      %[[T:.*]] = kopt.tanh %[[D]]
+// CHECK-NEXT:      %[[M:.*]] = kopt.mul %[[T]], %[[B]]
+// CHECK-NEXT:      kopt.yield %[[M]] : tensor<16x256xf32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[U:.*]] = kopt.kernel "matmul_1" ins(%[[X]], %[[WU]] : {{.*}}) -> tensor<16x14336xbf16>
-// CHECK-SAME:      attributes {source = {attrs = {transpose_a = false, transpose_b = true}, name = "matmul", params = ["a", "b", "result"]}}
-// CHECK:         %[[S:.*]] = kopt.kernel "silu_0" ins(%[[G]] : tensor<16x14336xbf16>) -> tensor<16x14336xbf16>
-// CHECK-SAME:      attributes {source = {attrs = {}, name = "silu", params = ["input", "result"]}} {
-// CHECK-NEXT:    ^bb0(%[[SA:.*]]: tensor<16x14336xbf16>):
-// CHECK-NEXT:      %[[SV:.*]] = kopt.silu %[[SA]] : tensor<16x14336xbf16>
-// CHECK-NEXT:      kopt.yield %[[SV]] : tensor<16x14336xbf16>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %[[P:.*]] = kopt.kernel "mul_0" ins(%[[S]], %[[U]] : tensor<16x14336xbf16>, tensor<16x14336xbf16>) -> tensor<16x14336xbf16>
-// CHECK-SAME:      attributes {source = {attrs = {}, name = "mul", params = ["lhs", "rhs", "result"]}}
-// CHECK:         return %[[P]] : tensor<16x14336xbf16>
-func.func @mlp(%x: tensor<16x4096xbf16>, %wg: tensor<14336x4096xbf16>, %wu: tensor<14336x4096xbf16>) -> tensor<16x14336xbf16> {
-  %g = kopt.matmul %x, %wg {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
-  %u = kopt.matmul %x, %wu {transpose_b} : tensor<16x4096xbf16>, tensor<14336x4096xbf16> -> tensor<16x14336xbf16>
-  %s = kopt.silu %g : tensor<16x14336xbf16>
-  %p = kopt.mul %s, %u : tensor<16x14336xbf16>, tensor<16x14336xbf16> -> tensor<16x14336xbf16>
-  return %p : tensor<16x14336xbf16>
+// CHECK-NEXT:    return %[[K]]
+// OFF-LABEL:   func.func @softcap(
+// OFF:           kopt.kernel "div_0"
+// OFF:           kopt.kernel "tanh_0"
+// OFF:           kopt.kernel "mul_0"
+func.func @softcap(%logits: tensor<16x256xf32>, %cap: tensor<f32>) -> tensor<16x256xf32> {
+  %z = kopt.div %logits, %cap : tensor<16x256xf32>, tensor<f32> -> tensor<16x256xf32>
+  %t = kopt.tanh %z : tensor<16x256xf32>
+  %y = kopt.mul %t, %cap : tensor<16x256xf32>, tensor<f32> -> tensor<16x256xf32>
+  return %y : tensor<16x256xf32>
 }
 
-// Numbering continues across functions of the module; each op name has its own
-// counter.
-// CHECK-LABEL: func.func @numbering(
-// CHECK:         kopt.kernel "matmul_2" ins({{.*}}) -> tensor<8x8xf32>
-// CHECK-SAME:      attrs = {transpose_a = true, transpose_b = false}, name = "matmul"
-// CHECK:         kopt.kernel "matmul_3" ins({{.*}}) -> tensor<8x8xf32>
-// CHECK-SAME:      attrs = {transpose_a = true, transpose_b = true}, name = "matmul"
-// CHECK:         kopt.kernel "mul_1" ins
-// CHECK:         kopt.kernel "add_0" ins({{.*}} : tensor<8x8xf32>, tensor<8xf32>) -> tensor<8x8xf32>
-// CHECK-SAME:      attrs = {}, name = "add", params = ["lhs", "rhs", "result"]
-// CHECK:         kopt.kernel "sub_0" ins
-// CHECK-SAME:      name = "sub", params = ["lhs", "rhs", "result"]
-// CHECK:         kopt.kernel "div_0" ins
-// CHECK:         kopt.kernel "max_0" ins
-// CHECK:         kopt.kernel "min_0" ins
-// CHECK:         kopt.kernel "add_1" ins
-func.func @numbering(%a: tensor<8x8xf32>, %v: tensor<8xf32>) -> tensor<8x8xf32> {
-  %0 = kopt.matmul %a, %a {transpose_a} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
-  %1 = kopt.matmul %0, %a {transpose_a, transpose_b} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
-  %2 = kopt.mul %1, %v : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
-  %3 = kopt.add %2, %v : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
-  %4 = kopt.sub %3, %v : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
-  %5 = kopt.div %4, %v : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
-  %6 = kopt.max %5, %v : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
-  %7 = kopt.min %6, %v : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
-  %8 = kopt.add %7, %a : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
-  return %8 : tensor<8x8xf32>
+// SwiGLU: the matmuls keep their kernels; silu(gate) * up is one kernel whose
+// inputs are the two matmuls' results.
+// CHECK-LABEL: func.func @swiglu(
+// CHECK:         %[[G:.*]] = kopt.kernel "matmul_0"
+// CHECK:         %[[U:.*]] = kopt.kernel "matmul_1"
+// CHECK:         %[[P:.*]] = kopt.kernel "silu_mul_0" ins(%[[G]], %[[U]] : tensor<16x128xbf16>, tensor<16x128xbf16>) -> tensor<16x128xbf16>
+// CHECK-SAME:      ops = [{attrs = {}, name = "silu", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "mul", operands = ["t0", "in1"], results = ["out0"]}], params = ["in0", "in1", "out0"], values = [{name = "t0", type = tensor<16x128xbf16>}]
+// CHECK:         return %[[P]]
+// OFF-LABEL:   func.func @swiglu(
+// OFF:           kopt.kernel "silu_0"
+// OFF:           kopt.kernel "mul_1"
+func.func @swiglu(%x: tensor<16x64xbf16>, %wg: tensor<128x64xbf16>, %wu: tensor<128x64xbf16>) -> tensor<16x128xbf16> {
+  %g = kopt.matmul %x, %wg {transpose_b} : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xbf16>
+  %u = kopt.matmul %x, %wu {transpose_b} : tensor<16x64xbf16>, tensor<128x64xbf16> -> tensor<16x128xbf16>
+  %s = kopt.silu %g : tensor<16x128xbf16>
+  %p = kopt.mul %s, %u : tensor<16x128xbf16>, tensor<16x128xbf16> -> tensor<16x128xbf16>
+  return %p : tensor<16x128xbf16>
 }
 
-// Unary ops have one parameter "input"; gelu records its approximation.
-// CHECK-LABEL: func.func @unary(
-// CHECK:         kopt.kernel "exp_0" {{.*}}attrs = {}, name = "exp", params = ["input", "result"]
-// CHECK:         kopt.kernel "neg_0" {{.*}}attrs = {}, name = "neg", params = ["input", "result"]
-// CHECK:         kopt.kernel "abs_0" {{.*}}attrs = {}, name = "abs", params = ["input", "result"]
-// CHECK:         kopt.kernel "sqrt_0" {{.*}}attrs = {}, name = "sqrt", params = ["input", "result"]
-// CHECK:         kopt.kernel "rsqrt_0" {{.*}}attrs = {}, name = "rsqrt", params = ["input", "result"]
-// CHECK:         kopt.kernel "tanh_0" {{.*}}attrs = {}, name = "tanh", params = ["input", "result"]
-// CHECK:         kopt.kernel "sigmoid_0" {{.*}}attrs = {}, name = "sigmoid", params = ["input", "result"]
-// CHECK:         kopt.kernel "relu_0" {{.*}}attrs = {}, name = "relu", params = ["input", "result"]
-// CHECK:         kopt.kernel "gelu_0" {{.*}}attrs = {approximate = "none"}, name = "gelu", params = ["input", "result"]
-// CHECK:         kopt.kernel "gelu_1" {{.*}}attrs = {approximate = "tanh"}, name = "gelu", params = ["input", "result"]
-// CHECK:         kopt.kernel "cast_0" ins({{.*}} : tensor<4x8xf32>) -> tensor<4x8xbf16> {{.*}}attrs = {}, name = "cast", params = ["input", "result"]
-// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4x8xf32>):
-// CHECK-NEXT:      kopt.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xbf16>
-func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
-  %0 = kopt.exp %x : tensor<4x8xf32>
-  %1 = kopt.neg %0 : tensor<4x8xf32>
-  %2 = kopt.abs %1 : tensor<4x8xf32>
-  %3 = kopt.sqrt %2 : tensor<4x8xf32>
-  %4 = kopt.rsqrt %3 : tensor<4x8xf32>
-  %5 = kopt.tanh %4 : tensor<4x8xf32>
-  %6 = kopt.sigmoid %5 : tensor<4x8xf32>
-  %7 = kopt.relu %6 : tensor<4x8xf32>
-  %8 = kopt.gelu %7 : tensor<4x8xf32>
-  %9 = kopt.gelu %8 approximate(tanh) : tensor<4x8xf32>
-  %10 = kopt.cast %9 : tensor<4x8xf32> to tensor<4x8xbf16>
-  return %10 : tensor<4x8xbf16>
+// A value returned and read by a later op of the chain is an output that the
+// later ops read (not recomputed): two outputs, the second a cast to bf16.
+// CHECK-LABEL: func.func @two_outputs(
+// CHECK:         %[[K:.*]]:2 = kopt.kernel "add_exp_cast_0" ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>, tensor<4x8xbf16>
+// CHECK-SAME:      ops = [{attrs = {}, name = "add", operands = ["in0", "in1"], results = ["out0"]}, {attrs = {}, name = "exp", operands = ["out0"], results = ["t0"]}, {attrs = {}, name = "cast", operands = ["t0"], results = ["out1"]}], params = ["in0", "in1", "out0", "out1"], values = [{name = "t0", type = tensor<4x8xf32>}]
+// CHECK:           %[[S:.*]] = kopt.add
+// CHECK:           %[[E:.*]] = kopt.exp %[[S]]
+// CHECK:           %[[CA:.*]] = kopt.cast %[[E]]
+// CHECK-NEXT:      kopt.yield %[[S]], %[[CA]] : tensor<4x8xf32>, tensor<4x8xbf16>
+// CHECK:         return %[[K]]#0, %[[K]]#1
+func.func @two_outputs(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+  %s = kopt.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %e = kopt.exp %s : tensor<4x8xf32>
+  %c = kopt.cast %e : tensor<4x8xf32> to tensor<4x8xbf16>
+  return %s, %c : tensor<4x8xf32>, tensor<4x8xbf16>
 }
 
-// Row operators: reduce records its kind, the norms their eps and only the
-// optional parameters they have.
-// CHECK-LABEL: func.func @rows(
-// CHECK:         kopt.kernel "reduce_0" ins({{.*}} : tensor<4x8xf32>) -> tensor<4xf32> {{.*}}attrs = {kind = "sum"}, name = "reduce", params = ["input", "result"]
-// CHECK:         kopt.kernel "reduce_1" ins({{.*}} : tensor<4x8xf32>) -> tensor<4xbf16> {{.*}}attrs = {kind = "max"}, name = "reduce"
-// CHECK:         kopt.kernel "reduce_2" ins({{.*}} : tensor<8xf32>) -> tensor<f32> {{.*}}attrs = {kind = "mean"}, name = "reduce"
-// CHECK:         kopt.kernel "softmax_0" {{.*}}attrs = {}, name = "softmax", params = ["input", "result"]
-// CHECK:         kopt.kernel "rmsnorm_0" ins({{.*}} : tensor<4x8xf32>) {{.*}}attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "result"]
-// CHECK:         kopt.kernel "rmsnorm_1" ins({{.*}} : tensor<4x8xf32>, tensor<8xf32>) {{.*}}attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]
-// CHECK:         kopt.kernel "layernorm_0" ins({{.*}} : tensor<4x8xf32>) {{.*}}attrs = {eps = 9.99999996E-13 : f32}, name = "layernorm", params = ["input", "result"]
-// CHECK:         kopt.kernel "layernorm_1" ins({{.*}} : tensor<4x8xf32>, tensor<8xf32>) {{.*}}name = "layernorm", params = ["input", "weight", "result"]
-// CHECK:         kopt.kernel "layernorm_2" ins({{.*}} : tensor<4x8xf32>, tensor<8xf32>) {{.*}}name = "layernorm", params = ["input", "bias", "result"]
-// CHECK:         kopt.kernel "layernorm_3" ins({{.*}} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {{.*}}name = "layernorm", params = ["input", "weight", "bias", "result"]
-// CHECK-NEXT:    ^bb0(%[[I:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>):
-// CHECK-NEXT:      kopt.layernorm %[[I]] weight(%[[W]] : tensor<8xf32>) bias(%[[B]] : tensor<8xf32>) eps = 9.99999974E-6 : tensor<4x8xf32>
-func.func @rows(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>)
-    -> (tensor<4xf32>, tensor<4xbf16>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>,
-        tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
-  %0 = kopt.reduce sum %x : tensor<4x8xf32> -> tensor<4xf32>
-  %1 = kopt.reduce max %x : tensor<4x8xf32> -> tensor<4xbf16>
-  %2 = kopt.reduce mean %v : tensor<8xf32> -> tensor<f32>
-  %3 = kopt.softmax %x : tensor<4x8xf32>
-  %4 = kopt.rmsnorm %x eps = 1.0e-05 : tensor<4x8xf32>
-  %5 = kopt.rmsnorm %x weight(%w : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
-  %6 = kopt.layernorm %x eps = 1.0e-12 : tensor<4x8xf32>
-  %7 = kopt.layernorm %x weight(%w : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
-  %8 = kopt.layernorm %x bias(%b : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
-  %9 = kopt.layernorm %x weight(%w : tensor<8xf32>) bias(%b : tensor<8xf32>) eps = 1.0e-05 : tensor<4x8xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf32>, tensor<4xbf16>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>,
-      tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
-}
-
-// Ops already inside a kernel stay there: the hand-written kernel is kept as it is
-// (no source is added) and is not wrapped again.
-// CHECK-LABEL: func.func @existing_kernel(
-// CHECK:         kopt.kernel "mine" ins(%{{.*}} : tensor<4xf32>) -> tensor<4xf32> {
-// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4xf32>):
-// CHECK-NEXT:      kopt.exp
-// CHECK-NEXT:      kopt.yield
-// CHECK-NEXT:    }
-// CHECK-NEXT:    kopt.kernel "exp_1" ins
+// A diamond: exp(x) and neg(x) both feed the add; one kernel, x one input.
+// CHECK-LABEL: func.func @diamond(
+// CHECK:         kopt.kernel "exp_neg_add_0" ins(%{{.*}} : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-SAME:      ops = [{attrs = {}, name = "exp", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "neg", operands = ["in0"], results = ["t1"]}, {attrs = {}, name = "add", operands = ["t0", "t1"], results = ["out0"]}]
 // CHECK-NOT:     kopt.kernel
 // CHECK:         return
-func.func @existing_kernel(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %0 = kopt.kernel "mine" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%a: tensor<4xf32>):
-    %e = kopt.exp %a : tensor<4xf32>
-    kopt.yield %e : tensor<4xf32>
-  }
-  %1 = kopt.exp %x : tensor<4xf32>
-  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+func.func @diamond(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = kopt.exp %x : tensor<4x8xf32>
+  %n = kopt.neg %x : tensor<4x8xf32>
+  %a = kopt.add %e, %n : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
 }
 
-// Functions without kopt ops are left alone.
-// CHECK-LABEL: func.func @no_kopt(
-// CHECK-NEXT:    return %{{.*}} : tensor<4xf32>
-func.func @no_kopt(%x: tensor<4xf32>) -> tensor<4xf32> {
-  return %x : tensor<4xf32>
+// Results of other shapes do not fuse: exp of the bias vector is a kernel of
+// its own, read by the add's kernel with a broadcast.
+// CHECK-LABEL: func.func @shapes_differ(
+// CHECK:         %[[E:.*]] = kopt.kernel "exp_0" ins(%{{.*}} : tensor<8xf32>) -> tensor<8xf32>
+// CHECK:         kopt.kernel "add_relu_0" ins(%{{.*}}, %[[E]] : tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+func.func @shapes_differ(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = kopt.exp %b : tensor<8xf32>
+  %a = kopt.add %x, %e : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %r = kopt.relu %a : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
 }
 
-// kopt ops are pure: dead ones (%d, and %e whose only user is dead) are dropped
-// before grouping, so they are neither compiled nor launched.
-// CHECK-LABEL: func.func @dead_ops(
-// CHECK:         kopt.kernel "exp_
+// A matmul breaks a chain: add before it, relu after it.
+// CHECK-LABEL: func.func @matmul_breaks(
+// CHECK:         kopt.kernel "add_0" ins
+// CHECK:         kopt.kernel "matmul_2" ins
+// CHECK:         kopt.kernel "relu_0" ins
 // CHECK-NOT:     kopt.kernel
-// CHECK:         return
-func.func @dead_ops(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %y = kopt.exp %x : tensor<4x8xf32>
-  %e = kopt.neg %x : tensor<4x8xf32>
-  %d = kopt.tanh %e : tensor<4x8xf32>
-  return %y : tensor<4x8xf32>
+func.func @matmul_breaks(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = kopt.add %x, %y : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %m = kopt.matmul %a, %y : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %r = kopt.relu %m : tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
 }
 
-// A value returned three times (as --cse leaves equal ops) gets a copy per
-// repetition, a cast to its own type, so that each output buffer has its kernel.
-// CHECK-LABEL: func.func @returned_twice(
-// CHECK:         %[[Y:.*]] = kopt.kernel "exp_{{[0-9]+}}"
-// CHECK:         %[[C:.*]] = kopt.kernel "cast_{{[0-9]+}}" ins(%[[Y]] : tensor<4x8xf32>) -> tensor<4x8xf32> {{.*}}name = "cast"
-// CHECK:           kopt.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xf32>
-// CHECK:         %[[C2:.*]] = kopt.kernel "cast_{{[0-9]+}}" ins(%[[Y]] : tensor<4x8xf32>)
-// CHECK:         return %[[Y]], %[[C]], %[[C2]]
-func.func @returned_twice(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
-  %y = kopt.exp %x : tensor<4x8xf32>
-  return %y, %y, %y : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+// No cycles: the mul reads the add directly and through the softmax, so it
+// cannot join the add's kernel (that kernel would feed the softmax's and read
+// it). The add's result is read by both kernels after it.
+// CHECK-LABEL: func.func @row_op_breaks(
+// CHECK:         %[[A:.*]] = kopt.kernel "add_1" ins
+// CHECK:         %[[S:.*]] = kopt.kernel "softmax_0" ins(%[[A]] :
+// CHECK:         kopt.kernel "mul_0" ins(%[[A]], %[[S]] :
+func.func @row_op_breaks(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = kopt.add %x, %y : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %s = kopt.softmax %a : tensor<4x8xf32>
+  %m = kopt.mul %a, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %m : tensor<4x8xf32>
+}
+
+// A fused kernel takes the place of its last op: the matmul that reads its
+// first op's result (an output of the kernel) moves after it.
+// CHECK-LABEL: func.func @reordered(
+// CHECK:         %[[K:.*]]:2 = kopt.kernel "exp_neg_0" ins
+// CHECK:         %[[M:.*]] = kopt.kernel "matmul_3" ins(%[[K]]#0, %{{.*}} :
+// CHECK:         return %[[K]]#1, %[[M]]
+func.func @reordered(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %e = kopt.exp %x : tensor<8x8xf32>
+  %m = kopt.matmul %e, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %n = kopt.neg %e : tensor<8x8xf32>
+  return %n, %m : tensor<8x8xf32>, tensor<8x8xf32>
 }

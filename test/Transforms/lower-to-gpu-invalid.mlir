@@ -137,25 +137,28 @@ func.func @no_generic(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-#id = affine_map<(d0) -> (d0)>
-func.func @elementwise_chain(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kopt.kernel' op holds 2 elementwise generics; fused elementwise chains are not supported yet}}
-  %0 = kopt.kernel "chain" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%a: tensor<4xf32>):
-    %e = tensor.empty() : tensor<4xf32>
-    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+// A chain's internal value lives in registers, lane by lane: a later generic
+// reads it only as it was computed.
+func.func @elementwise_chain_transposed(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = kopt.kernel "chain" ins(%x : tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %e = tensor.empty() : tensor<4x4xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
     ^bb0(%in: f32, %out: f32):
       %r = math.exp %in : f32
       linalg.yield %r : f32
-    } -> tensor<4xf32>
-    %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%g : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    } -> tensor<4x4xf32>
+    // expected-error @+1 {{'linalg.generic' op input #0 reads an earlier generic's result through a map other than the identity}}
+    %h = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
     ^bb0(%in: f32, %out: f32):
       %r = arith.negf %in : f32
       linalg.yield %r : f32
-    } -> tensor<4xf32>
-    kopt.yield %h : tensor<4xf32>
+    } -> tensor<4x4xf32>
+    kopt.yield %h : tensor<4x4xf32>
   }
-  return %0 : tensor<4xf32>
+  return %0 : tensor<4x4xf32>
 }
 
 // -----

@@ -20,6 +20,20 @@ TEST(Check, Tolerances) {
   EXPECT_DOUBLE_EQ(toleranceFor(DType::BF16).relErr, 1e-2);
 }
 
+TEST(Check, FusedKernelTolerance) {
+  // A fused kernel is as precise as the coarsest value it rounds to: an f16
+  // internal value under an f32 output gives f16's tolerance; outputs of
+  // several dtypes give the loosest.
+  KernelSpec k;
+  k.params = {{"in0", Role::Input, DType::F16, {4, 8}},
+              {"out0", Role::Output, DType::F32, {4, 8}}};
+  EXPECT_DOUBLE_EQ(toleranceFor(k).relErr, 1e-5);
+  k.values = {{"t0", Role::Input, DType::F16, {4, 8}}};
+  EXPECT_DOUBLE_EQ(toleranceFor(k).relErr, 2e-3);
+  k.params.push_back({"out1", Role::Output, DType::BF16, {4, 8}});
+  EXPECT_DOUBLE_EQ(toleranceFor(k).relErr, 1e-2);
+}
+
 TEST(Check, ExactPasses) {
   float out[3] = {1.0f, -2.0f, 0.5f};
   double ref[3] = {1.0, -2.0, 0.5};

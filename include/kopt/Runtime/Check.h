@@ -31,8 +31,10 @@ struct Tolerance {
 /// inputs: the tolerance follows the output dtype).
 Tolerance toleranceFor(DType outputDtype);
 
-/// The tolerance for `kernel`'s output: toleranceFor(the dtype of its first
-/// output parameter), except for a kernel with a matmul with `tf32` (TF32
+/// The tolerance for `kernel`'s outputs: the loosest toleranceFor(dtype) over
+/// its output parameters and internal values (each op of a fused kernel
+/// rounds its result to its dtype; one op: its output's dtype), except for a
+/// kernel with a matmul with `tf32` (TF32
 /// allowed, f32 operands), whose inputs are treated
 /// as f16-precision: at least toleranceFor(DType::F16), i.e. relative error
 /// 2e-3 for an f32 result (see Check.cpp for why). Its reference stays the

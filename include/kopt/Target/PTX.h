@@ -68,6 +68,9 @@ struct KoptToPTXOptions {
   /// schedules cannot read when the other operand has at least this many
   /// rows; 0 turns packing off.
   int64_t packMinReuse = 128;
+  /// kopt-fuse's `fuse`: chains of elementwise ops in one kernel; false: one
+  /// kernel per op.
+  bool fuse = true;
 };
 
 /// `explicitPath` if set, else $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH (the first

@@ -802,12 +802,41 @@ func.func @kernel_source_yields_input(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @kernel_source_two_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kopt.kernel' op source describes one op, but the body computes 2 ops; a kernel with a source holds one kopt op and its kopt.yield}}
+  // expected-error @+1 {{'kopt.kernel' op source describes one op, but the body computes 2 ops; a kernel with a source holds one kopt op and its kopt.yield, or lists its ops (`ops`)}}
   %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {source = {attrs = {}, name = "neg", params = ["input", "result"]}} {
   ^bb0(%a: tensor<4xf32>):
     %e = kopt.neg %a : tensor<4xf32>
     %f = kopt.exp %e : tensor<4xf32>
     kopt.yield %f : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A fused kernel's `source` lists its ops (kopt::fusedKernelSource): here the
+// exp reads the neg's result, not the kernel's input.
+func.func @kernel_fused_source_operands(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source {ops = [{attrs = {}, name = "neg", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "exp", operands = ["in0"], results = ["out0"]}], params = ["in0", "out0"], values = [{name = "t0", type = tensor<4xf32>}]} disagrees with the body, which computes {ops = [{attrs = {}, name = "neg", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "exp", operands = ["t0"], results = ["out0"]}], params = ["in0", "out0"], values = [{name = "t0", type = tensor<4xf32>}]}}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {source = {ops = [{attrs = {}, name = "neg", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "exp", operands = ["in0"], results = ["out0"]}], params = ["in0", "out0"], values = [{name = "t0", type = tensor<4xf32>}]}} {
+  ^bb0(%a: tensor<4xf32>):
+    %e = kopt.neg %a : tensor<4xf32>
+    %f = kopt.exp %e : tensor<4xf32>
+    kopt.yield %f : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A source listing ops describes kopt ops only.
+func.func @kernel_fused_source_other_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.kernel' op source lists ops, but the body computes ops of other dialects too; a kernel with a source holds kopt ops and its kopt.yield}}
+  %0 = kopt.kernel "k" ins(%x : tensor<4xf32>) -> tensor<4xf32> attributes {source = {ops = [{attrs = {}, name = "neg", operands = ["in0"], results = ["out0"]}], params = ["in0", "out0"], values = []}} {
+  ^bb0(%a: tensor<4xf32>):
+    %c = arith.constant dense<1.0> : tensor<4xf32>
+    %e = kopt.neg %a : tensor<4xf32>
+    kopt.yield %e : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
 }
