@@ -91,6 +91,9 @@ typedef struct kopt_compile_options {
   /** PTX file name recorded in the manifest's `ptx` field (default
    *  "kernels.ptx"). */
   const char *ptx_file_name;
+  /** Non-zero: one kernel per op (kopt-fuse's fuse=false); 0 (the default):
+   *  chains of elementwise ops fused into one kernel (docs/compiler.md). */
+  int no_fusion;
 } kopt_compile_options;
 
 /** The result of a compile: PTX text and launch manifest JSON. */

@@ -48,6 +48,7 @@ class kopt_compile_options(ctypes.Structure):
         ("pack_min_reuse", ctypes.c_int64),
         ("source_name", ctypes.c_char_p),
         ("ptx_file_name", ctypes.c_char_p),
+        ("no_fusion", ctypes.c_int),
     ]
 
 

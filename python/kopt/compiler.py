@@ -91,7 +91,7 @@ def compile(source: Source, *, chip: Optional[str] = None,
             cuda_path: Optional[str] = None,
             schedule: Union[None, str, os.PathLike, dict, list] = None,
             pack_min_reuse: Optional[int] = None,
-            name: Optional[str] = None) -> Compiled:
+            name: Optional[str] = None, fuse: bool = True) -> Compiled:
     """Compiles kopt ops to PTX + launch manifest (the ``--kopt-to-ptx``
     pipeline of kopt-opt, in this process).
 
@@ -101,7 +101,9 @@ def compile(source: Source, *, chip: Optional[str] = None,
     whose libdevice is linked; default ``$CUDA_HOME`` then /usr/local/cuda),
     ``schedule`` (a schedule JSON file, or the parsed JSON as dict/list:
     docs/schedules.md), ``pack_min_reuse`` (kopt-pack-operands; 0 = never),
-    ``name`` (the source's name in diagnostics).
+    ``name`` (the source's name in diagnostics), ``fuse`` (False: one kernel
+    per op; True, the default: chains of elementwise ops fused into one
+    kernel, docs/compiler.md).
 
     Raises CompileError with the diagnostics (``name:line:col: error: ...``)
     when the input is rejected.
@@ -138,6 +140,7 @@ def compile(source: Source, *, chip: Optional[str] = None,
         opts.pack_min_reuse = (0 if pack_min_reuse is None else
                                (-1 if int(pack_min_reuse) == 0 else int(pack_min_reuse)))
         opts.source_name = enc(name or source_name)
+        opts.no_fusion = 0 if fuse else 1
         result = ctypes.c_void_p()
         _capi.check(handle.kopt_compile(text, len(text), ctypes.byref(opts),
                                         ctypes.byref(result)), CompileError)

@@ -158,3 +158,23 @@ def test_schedule_argument_and_paths(tmp_path):
     d.mkdir()
     with pytest.raises(kopt.KoptError, match="is a directory"):
         kopt.compile(str(d))
+
+
+CHAIN = """
+func.func @softcap(%x: tensor<16x4096xf32>, %c: tensor<f32>) -> tensor<16x4096xf32> {
+  %d = kopt.div %x, %c : tensor<16x4096xf32>, tensor<f32> -> tensor<16x4096xf32>
+  %t = kopt.tanh %d : tensor<16x4096xf32>
+  %y = kopt.mul %t, %c : tensor<16x4096xf32>, tensor<f32> -> tensor<16x4096xf32>
+  return %y : tensor<16x4096xf32>
+}
+"""
+
+
+def test_fuse_option():
+    fused = kopt.compile(CHAIN).manifest["kernels"]
+    assert [len(k["ops"]) for k in fused] == [3]
+    assert [o["op"] for o in fused[0]["ops"]] == ["div", "tanh", "mul"]
+    unfused = kopt.compile(CHAIN, fuse=False).manifest["kernels"]
+    assert [len(k["ops"]) for k in unfused] == [1, 1, 1]
+    assert kopt.compile(CHAIN, fuse=True).manifest_json == kopt.compile(
+        CHAIN).manifest_json
