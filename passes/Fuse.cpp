@@ -78,7 +78,8 @@ void copyRepeatedResults(func::FuncOp func) {
 /// are nodes of the dependence graph too, each alone.
 class Grouping {
 public:
-  explicit Grouping(Block &block) : block(block) {
+  Grouping(Block &block, unsigned maxParams)
+      : block(block), maxParams(maxParams) {
     for (Operation &op : block)
       groupOf[&op] = newGroup(&op);
   }
@@ -100,7 +101,8 @@ public:
         // from `b` to `a`: a path from `a` to `b` through another group is
         // the only cycle merging them could close.
         unsigned a = groupOf[producer], b = groupOf[&op];
-        if (a != b && !reachesIndirectly(a, b))
+        if (a != b && !reachesIndirectly(a, b) &&
+            paramsIfMerged(a, b) <= maxParams)
           merge(a, b);
       }
     }
@@ -162,6 +164,27 @@ private:
     return false;
   }
 
+  /// The buffers (distinct inputs, then outputs) of the kernel that groups
+  /// `a` and `b` would form: values from outside it, and results used outside.
+  size_t paramsIfMerged(unsigned a, unsigned b) {
+    DenseSet<Operation *> inside;
+    inside.insert(members[a].begin(), members[a].end());
+    inside.insert(members[b].begin(), members[b].end());
+    DenseSet<Value> inputs;
+    size_t outputs = 0;
+    for (Operation *op : inside) {
+      for (Value v : op->getOperands())
+        if (!inside.contains(v.getDefiningOp()))
+          inputs.insert(v);
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              return !inside.contains(block.findAncestorOpInBlock(*user));
+            }))
+          ++outputs;
+    }
+    return inputs.size() + outputs;
+  }
+
   void merge(unsigned from, unsigned into) {
     for (Operation *op : members[from]) {
       groupOf[op] = into;
@@ -171,6 +194,7 @@ private:
   }
 
   Block &block;
+  unsigned maxParams;
   DenseMap<Operation *, unsigned> groupOf;
   SmallVector<SmallVector<Operation *>> members;
 };
@@ -289,7 +313,7 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
     } else {
       DenseMap<Operation *, SmallVector<Operation *>> groupAt;
       for (auto &[block, set] : candidates) {
-        Grouping grouping(*block);
+        Grouping grouping(*block, maxParams);
         grouping.fuseElementwiseChains(set);
         for (SmallVector<Operation *> &g : grouping.groups())
           if (set.contains(g.front()))
@@ -307,12 +331,16 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
                   kernelName(op->getName().stripDialect(), counters, taken));
         continue;
       }
+      // The first four ops' names (a name per op would make names of
+      // thousands of characters for long chains).
       std::string base =
-          llvm::join(llvm::map_range(group,
+          llvm::join(llvm::map_range(ArrayRef<Operation *>(group).take_front(4),
                                      [](Operation *op) {
                                        return op->getName().stripDialect();
                                      }),
                      "_");
+      if (group.size() > 4)
+        base += "_more";
       reordered.insert(group.front()->getBlock());
       wrapGroup(group, kernelName(base, counters, taken));
     }

@@ -63,13 +63,18 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
     kernel is one of its outputs. Every other op (matmul, the row ops, pack)
     forms its own kernel. The kernel records the ops it computes (`source`)
     for the launch manifest. Kernel names are `<op>_<n>` (a fused kernel:
-    its ops' names joined by `_`, then `_<n>`), numbered across the module.
-    `fuse=false` puts every op in its own kernel.
+    its ops' names joined by `_`, the first four and then `_more` for longer
+    chains, then `_<n>`), numbered across the module. `fuse=false` puts every
+    op in its own kernel. A fused kernel takes at most `max-params` buffers
+    (inputs and outputs): PTX ISA 8.0 limits a kernel's parameters to 4352
+    bytes (8 per buffer pointer), so a merge past the limit is not made.
   }];
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",
            "Fuse chains of elementwise ops into one kernel (false: one "
            "kernel per op)">,
+    Option<"maxParams", "max-params", "unsigned", /*default=*/"256",
+           "Most buffers (inputs and outputs) of a fused kernel">,
   ];
   let dependentDialects = ["kopt::KoptDialect"];
 }
