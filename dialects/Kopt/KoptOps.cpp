@@ -590,18 +590,14 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return emitOpError("expects a kernel reference @container::@kernel, got ")
            << ref;
   // A serialized container (gpu.binary) has no symbols left to check; any
-  // other op without a symbol table cannot hold kernels.
-  if (!container->hasTrait<OpTrait::SymbolTable>()) {
-    if (container->getName().getStringRef() == "gpu.binary")
-      return success();
+  // other op than a gpu.module cannot hold kernels.
+  StringRef kind = container->getName().getStringRef();
+  if (kind == "gpu.binary")
+    return success();
+  if (kind != "gpu.module")
     return emitOpError("kernel container '")
-           << ref.getRootReference().getValue() << "' is a '"
-           << container->getName() << "', not a gpu.module or gpu.binary";
-  }
-  if (container->getName().getStringRef() != "gpu.module")
-    return emitOpError("kernel container '")
-           << ref.getRootReference().getValue() << "' is a '"
-           << container->getName() << "', not a gpu.module or gpu.binary";
+           << ref.getRootReference().getValue() << "' is a '" << kind
+           << "', not a gpu.module or gpu.binary";
   Operation *callee = symbols.lookupSymbolIn(container, ref.getLeafReference());
   auto fn = dyn_cast_or_null<FunctionOpInterface>(callee);
   if (!fn || !callee->hasAttr("gpu.kernel"))
