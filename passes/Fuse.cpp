@@ -2,13 +2,21 @@
 //
 // Groups a function's kopt ops into kopt.kernel regions, each one GPU kernel.
 // Chains of elementwise ops (kopt::isElementwiseOp) whose results have one
-// shape become one kernel: in program order, each elementwise op joins the
-// kernel of each elementwise producer of its shape, unless that would close a
-// cycle between kernels (a path from one kernel to the other through a third).
-// Broadcast operands and every value defined outside come in as kernel
-// inputs; a value used outside its kernel is one of the kernel's outputs (a
-// kernel may have several), never recomputed. Matmuls, row ops and pack keep
-// their own kernels. `fuse=false` gives every op its own kernel.
+// shape become one kernel, and a row op (kopt::isRowOp: reduce, softmax,
+// rmsnorm, layernorm) takes the elementwise ops over its input's shape that
+// produce its input (add before RMSNorm, scale and mask before softmax) and
+// that consume its result (a cast after softmax) into its kernel. In program
+// order, each op joins the kernel of each producer it can fuse with (an
+// elementwise producer of its own result shape; an elementwise producer of a
+// row op's input; a row op whose result an elementwise op of that shape
+// reads), unless the kernel would hold two row ops, or the merge would close
+// a cycle between kernels (a path from one kernel to the other through a
+// third), or pass max-params buffers. Broadcast operands (a row op's weight
+// and bias too) and every value defined outside come in as kernel inputs; a
+// value used outside its kernel is one of the kernel's outputs (a kernel may
+// have several: add + RMSNorm writes the sum and the normalized rows), never
+// recomputed in another kernel. Matmuls and pack keep their own kernels.
+// `fuse=false` gives every op its own kernel.
 //
 // The decision is data: each kernel records the ops it computes (`source`:
 // kopt::kernelSource for one op, kopt::fusedKernelSource for several) so that
@@ -84,24 +92,22 @@ public:
       groupOf[&op] = newGroup(&op);
   }
 
-  /// Fuses elementwise producers into their elementwise consumers of the
-  /// same result shape, in program order.
-  void fuseElementwiseChains(const DenseSet<Operation *> &candidates) {
+  /// Merges, in program order, each op's group with the groups of the
+  /// producers it can fuse with (fusibleEdge), as the file comment says.
+  void fuseChains(const DenseSet<Operation *> &candidates) {
     for (Operation &op : block) {
-      if (!candidates.contains(&op) || !isElementwiseOp(&op))
+      if (!candidates.contains(&op) || !(isElementwiseOp(&op) || isRowOp(&op)))
         continue;
-      auto shape = cast<ShapedType>(op.getResult(0).getType()).getShape();
-      for (Value v : op.getOperands()) {
-        Operation *producer = v.getDefiningOp();
+      for (OpOperand &use : op.getOpOperands()) {
+        Operation *producer = use.get().getDefiningOp();
         if (!producer || producer->getBlock() != &block ||
-            !candidates.contains(producer) || !isElementwiseOp(producer) ||
-            cast<ShapedType>(v.getType()).getShape() != shape)
+            !candidates.contains(producer) || !fusibleEdge(*producer, use))
           continue;
         // `a` feeds `b` and the groups form a DAG, so no path leads back
         // from `b` to `a`: a path from `a` to `b` through another group is
         // the only cycle merging them could close.
         unsigned a = groupOf[producer], b = groupOf[&op];
-        if (a != b && !reachesIndirectly(a, b) &&
+        if (a != b && rowOps[a] + rowOps[b] <= 1 && !reachesIndirectly(a, b) &&
             paramsIfMerged(a, b) <= maxParams)
           merge(a, b);
       }
@@ -129,7 +135,32 @@ public:
 private:
   unsigned newGroup(Operation *op) {
     members.push_back({op});
+    rowOps.push_back(isRowOp(op) ? 1 : 0);
     return members.size() - 1;
+  }
+
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<ShapedType>(v.getType()).getShape();
+  }
+
+  /// Whether `use` (an operand of its owner, the consumer) may join the
+  /// kernel of `producer`, which defines it. Every such edge joins ops over
+  /// one shape, so a group's elementwise ops all iterate over its row op's
+  /// domain.
+  static bool fusibleEdge(Operation &producer, OpOperand &use) {
+    Operation *consumer = use.getOwner();
+    ArrayRef<int64_t> shape = shapeOf(use.get());
+    if (isElementwiseOp(&producer) && isElementwiseOp(consumer))
+      return shape == shapeOf(consumer->getResult(0));
+    // The row op's input (operand 0; not its weight or bias).
+    if (isElementwiseOp(&producer) && isRowOp(consumer))
+      return use.getOperandNumber() == 0;
+    // A row result over the row op's whole domain (softmax and the norms,
+    // not a reduce's [rows] result), read by an op of that result shape.
+    if (isRowOp(&producer) && isElementwiseOp(consumer))
+      return shape == shapeOf(producer.getOperand(0)) &&
+             shape == shapeOf(consumer->getResult(0));
+    return false;
   }
 
   /// The groups that use a value a member of `g` defines.
@@ -191,12 +222,15 @@ private:
       members[into].push_back(op);
     }
     members[from].clear();
+    rowOps[into] += rowOps[from];
+    rowOps[from] = 0;
   }
 
   Block &block;
   unsigned maxParams;
   DenseMap<Operation *, unsigned> groupOf;
   SmallVector<SmallVector<Operation *>> members;
+  SmallVector<unsigned> rowOps; // row ops per group
 };
 
 /// A unique kernel name: `base_<n>`, counting per base across the module.
@@ -314,7 +348,7 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
       DenseMap<Operation *, SmallVector<Operation *>> groupAt;
       for (auto &[block, set] : candidates) {
         Grouping grouping(*block, maxParams);
-        grouping.fuseElementwiseChains(set);
+        grouping.fuseChains(set);
         for (SmallVector<Operation *> &g : grouping.groups())
           if (set.contains(g.front()))
             groupAt[g.front()] = std::move(g);

@@ -58,10 +58,14 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
     Wraps the kopt ops of every function into `kopt.kernel` ops, each of which
     becomes one GPU kernel. Chains of elementwise ops (binary ops with
     broadcasts, unary ops, gelu, cast) whose results have one shape form one
-    kernel: a producer joins its consumer's kernel unless that would make the
-    kernels depend on each other in a cycle; a value also used outside the
-    kernel is one of its outputs. Every other op (matmul, the row ops, pack)
-    forms its own kernel. The kernel records the ops it computes (`source`)
+    kernel, and a row op (reduce, softmax, rmsnorm, layernorm) takes into its
+    kernel the elementwise ops over its input's shape that produce its input
+    (add before RMSNorm, scale and mask before softmax) or consume its result:
+    a producer joins its consumer's kernel unless that would put two row ops
+    in one kernel or make the kernels depend on each other in a cycle; a
+    value also used outside the kernel is one of its outputs (add + RMSNorm
+    writes the sum and the normalized rows). Matmul and pack ops form their
+    own kernels. The kernel records the ops it computes (`source`)
     for the launch manifest. Kernel names are `<op>_<n>` (a fused kernel:
     its ops' names joined by `_`, the first four and then `_more` for longer
     chains, then `_<n>`), numbered across the module. `fuse=false` puts every
@@ -71,8 +75,9 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",
-           "Fuse chains of elementwise ops into one kernel (false: one "
-           "kernel per op)">,
+           "Fuse chains of elementwise ops, and row ops with their "
+           "elementwise producers and consumers, into one kernel (false: "
+           "one kernel per op)">,
     Option<"maxParams", "max-params", "unsigned", /*default=*/"256",
            "Most buffers (inputs and outputs) of a fused kernel">,
   ];

@@ -326,6 +326,10 @@ bool kopt::isElementwiseOp(Operation *op) {
              CastOp>(op);
 }
 
+bool kopt::isRowOp(Operation *op) {
+  return isa<ReduceOp, SoftmaxOp, RMSNormOp, LayerNormOp>(op);
+}
+
 DictionaryAttr kopt::fusedKernelSource(Block &body, ArrayRef<Operation *> ops) {
   Builder b(body.getParent()->getContext());
   DenseMap<Value, StringAttr> names;

@@ -9,6 +9,7 @@
 #include "Common.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace kopt;
@@ -237,9 +238,11 @@ int64_t kb::numElements(ArrayRef<int64_t> shape) {
 }
 
 Value kb::warpAllReduce(OpBuilder &b, Location loc, Value v,
-                        function_ref<Value(Value, Value)> combine) {
+                        function_ref<Value(Value, Value)> combine,
+                        int32_t width) {
   constexpr int32_t kWarpSize = 32;
-  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+  assert(width >= 1 && width <= kWarpSize && llvm::isPowerOf2_32(width));
+  for (int32_t offset = width / 2; offset >= 1; offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();

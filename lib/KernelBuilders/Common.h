@@ -115,12 +115,15 @@ mlir::Value fillValue(mlir::OpBuilder &b, mlir::Value init);
 /// The product of the dimensions of `shape` (1 for a scalar).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
-/// A butterfly all-reduce over the 32 lanes of a warp: shuffles xor 16, 8,
-/// 4, 2, 1, each followed by `combine(mine, other)`; every lane ends with the
-/// combination of all 32 values (in the same order on every lane).
+/// A butterfly all-reduce over aligned groups of `width` lanes of a warp
+/// (`width` a power of two, 1 to 32): shuffles xor width/2, ..., 2, 1, each
+/// followed by `combine(mine, other)`; every lane ends with the combination of
+/// its group's values (in the same order on every lane of the group). All 32
+/// lanes of the warp must execute it (shfl.sync with a full mask).
 mlir::Value warpAllReduce(
     mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
-    llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combine);
+    llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combine,
+    int32_t width = 32);
 
 /// gpu.thread_id / block_id x as index values.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);

@@ -5,14 +5,34 @@
 //   A. row reductions: iterators [parallel..., reduction], an f32 accumulator
 //      initialised by linalg.fill with the combiner's identity;
 //   B. row-scalar maps over the leading dimensions (e.g. rsqrt(ss / n + eps));
-//   C. full maps writing the result row (e.g. x * rstd * w).
-// The kernel gives each row one block of T threads. A reduction runs its
-// payload in a strided loop per thread (thread t takes columns [tV, tV+V), then
-// T*V further on, ...; V columns per 16-byte access when the row length allows,
-// else V = 1), combines the partials with the payload's combiner through a warp
-// shuffle tree (xor 16..1), then across warps through shared memory; every
-// thread ends with the row value. B payloads run redundantly in every thread; C
-// loops like A and stores.
+//   C. full maps over the whole domain (e.g. x * rstd * w), which write a
+//      result row or feed later generics (the elementwise ops kopt-fuse put in
+//      front of or after a row op: add + RMSNorm, scale + mask + softmax).
+//
+// Launch shape (planRow): each row has T threads (a power of two, 1 to 1024),
+// each taking V columns per 16-byte access (V = 1 when the row length or an
+// access forbids vectors), and a block holds R rows (T * R threads, 256 when
+// the rows allow, at least a warp), so short rows (head_dim 128, 8 experts)
+// share warps instead of leaving most of a block idle; with a row per block
+// and fewer rows than two blocks per SM, T doubles while a thread has more
+// than one chunk (decode rows spread over more threads). When a row fits in
+// registers, at most C_max = clamp(32 / V, 1, 8) accesses per thread, thread t
+// of a row owns the C = ceil(n / (T V)) chunks at columns tV + i T V: every
+// input element is loaded once, and every value of the row (the input of a
+// softmax, the sum of an add fused before a norm) stays in registers across
+// the reductions. The last chunk may run past the row: its loads are clamped
+// inside the row, its values do not enter reductions, it stores nothing.
+// Longer rows (T = 1024 and C > C_max) loop: each reduction and each stored
+// map runs a strided loop over the row (thread t at columns tV, then T V
+// further on, ...), recomputing fused values and reloading inputs in each
+// loop (from L2 after the first).
+//
+// A reduction combines its payload's per-thread partials with the payload's
+// combiner through a shuffle tree over the row's lanes (xor T/2 .. 1, T <= 32),
+// or a warp tree then shared memory across the row's warps (T > 32); every
+// thread of the row ends with the row's value. B payloads run redundantly in
+// every thread. Rows past the last one (rows not a multiple of R) compute on
+// the last row and store nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,12 +47,52 @@ using namespace kopt;
 using namespace kopt::kb;
 
 static constexpr int64_t kWarpSize = 32;
+static constexpr int64_t kMaxThreadsPerRow = 1024;
+/// Threads per block the plan aims at when rows are short.
+static constexpr int64_t kBlockThreads = 256;
+/// Blocks below which the plan puts fewer rows in a block: two per SM of an
+/// H200 (132 SMs).
+static constexpr int64_t kMinBlocks = 2 * 132;
+/// Elements a thread keeps in registers per row value when the row fits.
+static constexpr int64_t kCachedElements = 32;
 
-/// Threads per row: about 8 columns per thread, a multiple of the warp size,
-/// between 32 and 1024.
-static int64_t threadsPerRow(int64_t n) {
-  int64_t t = static_cast<int64_t>(llvm::PowerOf2Ceil(llvm::divideCeil(n, 8)));
-  return std::clamp<int64_t>(t, kWarpSize, 1024);
+namespace {
+/// How a row kernel covers its rows (see the file comment).
+struct RowPlan {
+  int64_t threadsPerRow = 1; // T
+  int64_t rowsPerBlock = 1;  // R
+  int64_t chunks = 1;        // C: accesses per thread per row value
+  bool cached = true;        // the row lives in registers (else: loops)
+};
+} // namespace
+
+static RowPlan planRow(int64_t rows, int64_t n, int64_t vec) {
+  RowPlan p;
+  int64_t vectors = llvm::divideCeil(n, vec);
+  int64_t maxChunks = std::clamp<int64_t>(kCachedElements / vec, 1, 8);
+  p.threadsPerRow = std::min<int64_t>(
+      kMaxThreadsPerRow,
+      llvm::PowerOf2Ceil(llvm::divideCeil(vectors, maxChunks)));
+  p.chunks = llvm::divideCeil(vectors, p.threadsPerRow);
+  p.cached = p.chunks <= maxChunks;
+  int64_t t = p.threadsPerRow;
+  p.rowsPerBlock = std::max<int64_t>(1, kBlockThreads / t);
+  // Fewer rows per block while that keeps a warp per block and the grid is
+  // too small to fill the GPU; at least a full warp per block (the shuffles
+  // need all 32 lanes).
+  while (p.rowsPerBlock > 1 && t * (p.rowsPerBlock / 2) >= kWarpSize &&
+         llvm::divideCeil(rows, p.rowsPerBlock) < kMinBlocks)
+    p.rowsPerBlock /= 2;
+  p.rowsPerBlock = std::max(p.rowsPerBlock, kWarpSize / std::min(t, kWarpSize));
+  // Still too few blocks with a row per block (decode: M = 1-64 rows): more
+  // threads per row, fewer chunks each, so the row's loads spread over more
+  // of the GPU.
+  while (p.rowsPerBlock == 1 && rows < kMinBlocks && p.cached &&
+         p.chunks > 1 && p.threadsPerRow < kMaxThreadsPerRow) {
+    p.threadsPerRow *= 2;
+    p.chunks = llvm::divideCeil(vectors, p.threadsPerRow);
+  }
+  return p;
 }
 
 /// The binary op that combines the payload's value with the accumulator, if the
@@ -60,6 +120,16 @@ static Value combine(OpBuilder &b, Location loc, Operation *comb, Value x,
 
 namespace {
 
+/// V consecutive columns of a row that one thread handles in one access.
+struct Chunk {
+  Value column; // the first lane's column, inside the row
+  Value valid;  // i1: the chunk is part of the row (null: always)
+  /// Inputs loaded at this chunk, per memref and indexing map, V scalars.
+  DenseMap<std::pair<Value, AffineMap>, SmallVector<Value>> loaded;
+  /// Full-domain values computed at this chunk, V scalars.
+  DenseMap<Value, SmallVector<Value>> computed;
+};
+
 class RowKernelBuilder {
 public:
   RowKernelBuilder(KernelOp kernel, gpu::GPUFuncOp func)
@@ -69,20 +139,24 @@ public:
   FailureOr<LaunchConfig> build();
 
 private:
-  FailureOr<Lanes> operandLanes(linalg::GenericOp g, OpOperand *o,
-                                ValueRange dims, int64_t v);
-  FailureOr<SmallVector<Lanes>> inputLanes(linalg::GenericOp g, ValueRange dims,
-                                           int64_t v);
-  /// The thread's strided loop over this row's columns (from firstColumn,
-  /// threads * vec apart), carrying `init`.
-  scf::ForOp columnLoop(ValueRange init = {});
-  /// The indices of this row's element at `column` (rowIdx, then column).
+  /// The V lanes of input `o` of `g` at chunk `c`.
+  FailureOr<SmallVector<Value>> lanesOf(linalg::GenericOp g, OpOperand *o,
+                                        Chunk &c);
+  /// The V lanes of the full-domain value `v` (a result of a C generic of
+  /// the kernel) at chunk `c`, computed once per chunk.
+  FailureOr<SmallVector<Value>> computeAt(Value v, Chunk &c);
+  /// Runs `step` over every chunk of the thread's row: unrolled over the
+  /// cached chunks, or in a strided loop (a fresh chunk per iteration)
+  /// carrying `init`. Returns the values after the last chunk.
+  FailureOr<SmallVector<Value>> overChunks(
+      ValueRange init,
+      function_ref<FailureOr<SmallVector<Value>>(Chunk &, ValueRange)> step);
+  /// The indices of the element at `column` of this thread's row.
   SmallVector<Value> rowElement(Value column) const;
-  Value warpReduce(Operation *comb, Value v);
-  Value blockReduce(Operation *comb, Value v, Value identity);
-  /// The thread whose `id` (thread or lane index) is 0 stores `v` at
-  /// `indices` of `mem`; the others skip the store.
-  void storeIfZero(Value id, Value v, Value mem, ValueRange indices);
+  Value rowReduce(Operation *comb, Value v, Value identity);
+  /// Stores `v` at `indices` of `mem` where `cond` holds (null: always).
+  void storeIf(Value cond, ValueRange values, Value mem, ValueRange indices);
+  Value andOf(Value x, Value y);
 
   LogicalResult buildReduction(linalg::GenericOp g);
   LogicalResult buildRowMap(linalg::GenericOp g);
@@ -95,99 +169,122 @@ private:
   Location loc;
 
   SmallVector<int64_t> shape; // the full iteration domain [rows..., n]
-  int64_t threads = kWarpSize;
+  RowPlan plan;
   int64_t vec = 1; // columns per access (16-byte accesses when possible)
-  Value tid, lane, smem;
-  Value firstColumn;              // tid * vec
-  SmallVector<Value> rowIdx;      // this block's row, per leading dim
+  Value lane, laneInRow, rowInBlock, smem;
+  Value rowValid;                 // i1: this thread's row exists (or null)
+  Value firstColumn;              // laneInRow * vec
+  SmallVector<Value> rowIdx;      // this thread's row, per leading dim
+  SmallVector<Chunk> chunks;      // the cached chunks (cached plans)
   DenseMap<Value, Value> scalars; // row tensors -> this row's scalar
+  DenseMap<Value, linalg::GenericOp> fullMaps; // C generics by result
 };
 
 } // namespace
 
-FailureOr<Lanes> RowKernelBuilder::operandLanes(linalg::GenericOp g,
-                                                OpOperand *o, ValueRange dims,
-                                                int64_t v) {
+Value RowKernelBuilder::andOf(Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+FailureOr<SmallVector<Value>>
+RowKernelBuilder::lanesOf(linalg::GenericOp g, OpOperand *o, Chunk &c) {
+  Value v = o->get();
   AffineMap map = g.getMatchingIndexingMap(o);
-  if (Value s = scalars.lookup(o->get())) {
+  if (Value s = scalars.lookup(v)) {
     // A row value: it must be read at this row.
-    // The row map: (d0, ..., d_{r-1}[, d_r]) -> (d0, ..., d_{r-1}).
+    // The row map: (d0, ..., d_{r-1}, d_r) -> (d0, ..., d_{r-1}).
     SmallVector<AffineExpr> rowExprs;
     for (unsigned i = 0; i < rowIdx.size(); ++i)
       rowExprs.push_back(b.getAffineDimExpr(i));
     if (map != AffineMap::get(map.getNumDims(), 0, rowExprs, b.getContext()))
       return g.emitOpError(
           "reads a row value with an unsupported indexing map");
-    return Lanes{s, false};
+    return SmallVector<Value>(vec, s);
   }
-  Value mem = io.memrefOf(o->get());
+  if (fullMaps.count(v)) {
+    if (!map.isIdentity())
+      return g.emitOpError("input #")
+             << o->getOperandNumber()
+             << " reads a value the kernel computes through a map other "
+                "than the identity";
+    return computeAt(v, c);
+  }
+  Value mem = io.memrefOf(v);
   if (!mem)
     return g.emitOpError("input #")
            << o->getOperandNumber()
-           << " is neither a kernel argument nor a row value computed earlier";
-  FailureOr<Lanes> lanes = loadLanes(b, loc, mem, map, dims, v);
-  if (failed(lanes))
+           << " is neither a kernel argument nor a value computed earlier";
+  auto key = std::make_pair(mem, map);
+  if (auto it = c.loaded.find(key); it != c.loaded.end())
+    return it->second;
+  FailureOr<Lanes> l = loadLanes(b, loc, mem, map, rowElement(c.column), vec);
+  if (failed(l))
     return g.emitOpError("unsupported indexing map for input #")
            << o->getOperandNumber();
-  return *lanes;
+  SmallVector<Value> lanes;
+  for (int64_t i = 0; i < vec; ++i)
+    lanes.push_back(l->lane(b, loc, i));
+  c.loaded[key] = lanes;
+  return lanes;
 }
 
-FailureOr<SmallVector<Lanes>>
-RowKernelBuilder::inputLanes(linalg::GenericOp g, ValueRange dims, int64_t v) {
-  SmallVector<Lanes> args;
+FailureOr<SmallVector<Value>> RowKernelBuilder::computeAt(Value v, Chunk &c) {
+  if (auto it = c.computed.find(v); it != c.computed.end())
+    return it->second;
+  linalg::GenericOp g = fullMaps.lookup(v);
+  SmallVector<SmallVector<Value>> ins;
   for (OpOperand *o : g.getDpsInputOperands()) {
-    FailureOr<Lanes> l = operandLanes(g, o, dims, v);
+    FailureOr<SmallVector<Value>> l = lanesOf(g, o, c);
     if (failed(l))
       return failure();
-    args.push_back(*l);
+    ins.push_back(std::move(*l));
   }
-  return args;
+  // The output block argument is unused (checked): bind it to a zero.
+  Type outType = g.getBody()->getArguments().back().getType();
+  Value unusedOut = arith::ConstantOp::create(b, loc, b.getZeroAttr(outType));
+  SmallVector<Value> results;
+  for (int64_t l = 0; l < vec; ++l) {
+    SmallVector<Value> args;
+    for (const SmallVector<Value> &in : ins)
+      args.push_back(in[l]);
+    args.push_back(unusedOut);
+    results.push_back(clonePayload(b, g, args));
+  }
+  c.computed[v] = results;
+  return results;
 }
 
-/// The payload's arguments for lane `l`, then `last` (the accumulator or the
-/// unused output).
-static SmallVector<Value> laneArgs(OpBuilder &b, Location loc,
-                                   ArrayRef<Lanes> in, int64_t l, Value last) {
-  SmallVector<Value> args;
-  for (const Lanes &x : in)
-    args.push_back(x.lane(b, loc, l));
-  args.push_back(last);
-  return args;
-}
-
-Value RowKernelBuilder::warpReduce(Operation *comb, Value v) {
-  return warpAllReduce(b, loc, v, [&](Value mine, Value other) {
-    return combine(b, loc, comb, mine, other);
-  });
-}
-
-Value RowKernelBuilder::blockReduce(Operation *comb, Value v, Value identity) {
-  v = warpReduce(comb, v);
-  if (threads == kWarpSize)
-    return v;
-  // Lane 0 of every warp publishes its warp's value; then every warp reduces
-  // the published values, so that all threads hold the row's value.
-  Value warp =
-      arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
-  storeIfZero(lane, v, smem, warp);
-  gpu::BarrierOp::create(b, loc);
-  int64_t numWarps = threads / kWarpSize;
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
-                                        indexConst(b, loc, numWarps));
-  Value slot =
-      arith::MinUIOp::create(b, loc, lane, indexConst(b, loc, numWarps - 1));
-  Value published = memref::LoadOp::create(b, loc, smem, slot);
-  Value x = arith::SelectOp::create(b, loc, inRange, published, identity);
-  Value r = warpReduce(comb, x);
-  // The next reduction reuses the buffer.
-  gpu::BarrierOp::create(b, loc);
-  return r;
-}
-
-scf::ForOp RowKernelBuilder::columnLoop(ValueRange init) {
-  return scf::ForOp::create(b, loc, firstColumn,
-                            indexConst(b, loc, shape.back()),
-                            indexConst(b, loc, threads * vec), init);
+FailureOr<SmallVector<Value>> RowKernelBuilder::overChunks(
+    ValueRange init,
+    function_ref<FailureOr<SmallVector<Value>>(Chunk &, ValueRange)> step) {
+  if (plan.cached) {
+    SmallVector<Value> carried(init);
+    for (Chunk &c : chunks) {
+      FailureOr<SmallVector<Value>> next = step(c, carried);
+      if (failed(next))
+        return failure();
+      carried = std::move(*next);
+    }
+    return carried;
+  }
+  auto loop = scf::ForOp::create(
+      b, loc, firstColumn, indexConst(b, loc, shape.back()),
+      indexConst(b, loc, plan.threadsPerRow * vec), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Chunk c;
+  c.column = loop.getInductionVar();
+  FailureOr<SmallVector<Value>> next = step(c, loop.getRegionIterArgs());
+  if (failed(next))
+    return failure();
+  // A loop without iter_args was built with its scf.yield.
+  if (!init.empty())
+    scf::YieldOp::create(b, loc, *next);
+  return SmallVector<Value>(loop.getResults());
 }
 
 SmallVector<Value> RowKernelBuilder::rowElement(Value column) const {
@@ -196,14 +293,57 @@ SmallVector<Value> RowKernelBuilder::rowElement(Value column) const {
   return dims;
 }
 
-void RowKernelBuilder::storeIfZero(Value id, Value v, Value mem,
-                                   ValueRange indices) {
-  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, id,
-                                       indexConst(b, loc, 0));
-  auto ifOp = scf::IfOp::create(b, loc, isZero, /*withElseRegion=*/false);
+Value RowKernelBuilder::rowReduce(Operation *comb, Value v, Value identity) {
+  auto shuffleTree = [&](Value x, int64_t width) {
+    return warpAllReduce(
+        b, loc, x,
+        [&](Value mine, Value other) {
+          return combine(b, loc, comb, mine, other);
+        },
+        static_cast<int32_t>(width));
+  };
+  int64_t t = plan.threadsPerRow;
+  if (t <= kWarpSize)
+    return t == 1 ? v : shuffleTree(v, t);
+  v = shuffleTree(v, kWarpSize);
+  // Lane 0 of every warp of the row publishes its warp's value in the row's
+  // slots; then every warp reduces its row's published values, so that all
+  // threads hold the row's value.
+  int64_t warpsPerRow = t / kWarpSize;
+  Value base = indexConst(b, loc, 0);
+  if (plan.rowsPerBlock > 1)
+    base = arith::MulIOp::create(b, loc, rowInBlock,
+                                 indexConst(b, loc, warpsPerRow));
+  Value warp =
+      arith::DivUIOp::create(b, loc, laneInRow, indexConst(b, loc, kWarpSize));
+  Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                        indexConst(b, loc, 0));
+  storeIf(isLane0, v, smem, arith::AddIOp::create(b, loc, base, warp)
+                                .getResult());
+  gpu::BarrierOp::create(b, loc);
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                                        indexConst(b, loc, warpsPerRow));
+  Value slot = arith::AddIOp::create(
+      b, loc, base,
+      arith::MinUIOp::create(b, loc, lane, indexConst(b, loc, warpsPerRow - 1)));
+  Value published = memref::LoadOp::create(b, loc, smem, slot);
+  Value x = arith::SelectOp::create(b, loc, inRange, published, identity);
+  Value r = shuffleTree(x, kWarpSize);
+  // The next reduction reuses the buffer.
+  gpu::BarrierOp::create(b, loc);
+  return r;
+}
+
+void RowKernelBuilder::storeIf(Value cond, ValueRange values, Value mem,
+                               ValueRange indices) {
+  if (!cond) {
+    storeLanes(b, loc, values, mem, indices);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  memref::StoreOp::create(b, loc, v, mem, indices);
+  storeLanes(b, loc, values, mem, indices);
 }
 
 LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
@@ -217,66 +357,104 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
   if (!init)
     return g.emitOpError("reduction accumulator must be initialised by a "
                          "linalg.fill of a constant");
-  scf::ForOp loop = columnLoop(init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    FailureOr<SmallVector<Lanes>> lanes =
-        inputLanes(g, rowElement(loop.getInductionVar()), vec);
-    if (failed(lanes))
-      return failure();
-    Value acc = loop.getRegionIterArg(0);
-    for (int64_t l = 0; l < vec; ++l)
-      acc = clonePayload(b, g, laneArgs(b, loc, *lanes, l, acc));
-    scf::YieldOp::create(b, loc, acc);
-  }
-  Value row = blockReduce(comb, loop.getResult(0), init);
+  if (plan.threadsPerRow > kWarpSize && !init.getType().isF32())
+    return g.emitOpError("row reductions across warps need an f32 "
+                         "accumulator");
+  FailureOr<SmallVector<Value>> partial = overChunks(
+      init, [&](Chunk &c, ValueRange carried) -> FailureOr<SmallVector<Value>> {
+        SmallVector<SmallVector<Value>> ins;
+        for (OpOperand *o : g.getDpsInputOperands()) {
+          FailureOr<SmallVector<Value>> l = lanesOf(g, o, c);
+          if (failed(l))
+            return failure();
+          ins.push_back(std::move(*l));
+        }
+        Value acc = carried.front();
+        for (int64_t l = 0; l < vec; ++l) {
+          SmallVector<Value> args;
+          for (const SmallVector<Value> &in : ins)
+            args.push_back(in[l]);
+          args.push_back(acc);
+          acc = clonePayload(b, g, args);
+        }
+        // A chunk past the row's end leaves the partial as it was.
+        if (c.valid)
+          acc = arith::SelectOp::create(b, loc, c.valid, acc, carried.front());
+        return SmallVector<Value>{acc};
+      });
+  if (failed(partial))
+    return failure();
+  Value row = rowReduce(comb, partial->front(), init);
   scalars[g.getResult(0)] = row;
-  if (Value mem = io.memrefOf(g.getResult(0)))
-    storeIfZero(tid, row, mem, rowIdx);
+  if (Value mem = io.memrefOf(g.getResult(0))) {
+    Value isFirst = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, laneInRow, indexConst(b, loc, 0));
+    storeIf(andOf(isFirst, rowValid), row, mem, rowIdx);
+  }
   return success();
 }
 
 LogicalResult RowKernelBuilder::buildRowMap(linalg::GenericOp g) {
   if (!g.getBody()->getArguments().back().use_empty())
     return g.emitOpError("row-scalar payloads must not read their output");
-  FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, rowIdx, /*v=*/1);
-  if (failed(lanes))
-    return failure();
+  SmallVector<Value> args;
+  for (OpOperand *o : g.getDpsInputOperands()) {
+    Value v = o->get();
+    AffineMap map = g.getMatchingIndexingMap(o);
+    if (Value s = scalars.lookup(v)) {
+      if (!map.isIdentity())
+        return g.emitOpError(
+            "reads a row value with an unsupported indexing map");
+      args.push_back(s);
+      continue;
+    }
+    Value mem = io.memrefOf(v);
+    if (!mem)
+      return g.emitOpError("input #")
+             << o->getOperandNumber()
+             << " is neither a kernel argument nor a row value computed "
+                "earlier";
+    FailureOr<Lanes> l = loadLanes(b, loc, mem, map, rowIdx, /*v=*/1);
+    if (failed(l))
+      return g.emitOpError("unsupported indexing map for input #")
+             << o->getOperandNumber();
+    args.push_back(l->value);
+  }
   Type outType = g.getBody()->getArguments().back().getType();
-  Value v = clonePayload(
-      b, g,
-      laneArgs(b, loc, *lanes, 0,
-               arith::ConstantOp::create(b, loc, b.getZeroAttr(outType))));
+  args.push_back(arith::ConstantOp::create(b, loc, b.getZeroAttr(outType)));
+  Value v = clonePayload(b, g, args);
   scalars[g.getResult(0)] = v;
-  if (Value mem = io.memrefOf(g.getResult(0)))
-    storeIfZero(tid, v, mem, rowIdx);
+  if (Value mem = io.memrefOf(g.getResult(0))) {
+    Value isFirst = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, laneInRow, indexConst(b, loc, 0));
+    storeIf(andOf(isFirst, rowValid), v, mem, rowIdx);
+  }
   return success();
 }
 
 LogicalResult RowKernelBuilder::buildFullMap(linalg::GenericOp g) {
-  Value out = io.memrefOf(g.getResult(0));
-  if (!out)
-    return g.emitOpError("a full-row result must be a result of the kernel");
   if (!g.getIndexingMapsArray().back().isIdentity())
     return g.emitOpError("full-row maps need an identity output map");
   if (!g.getBody()->getArguments().back().use_empty())
     return g.emitOpError("full-row payloads must not read their output");
-  scf::ForOp loop = columnLoop();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> dims = rowElement(loop.getInductionVar());
-  FailureOr<SmallVector<Lanes>> lanes = inputLanes(g, dims, vec);
-  if (failed(lanes))
-    return failure();
-  Type outType = g.getBody()->getArguments().back().getType();
-  Value unusedOut = arith::ConstantOp::create(b, loc, b.getZeroAttr(outType));
-  SmallVector<Value> results;
-  for (int64_t l = 0; l < vec; ++l)
-    results.push_back(
-        clonePayload(b, g, laneArgs(b, loc, *lanes, l, unusedOut)));
-  storeLanes(b, loc, results, out, dims);
-  return success();
+  fullMaps[g.getResult(0)] = g;
+  Value out = io.memrefOf(g.getResult(0));
+  if (!out) {
+    // An internal value: computed where a later generic reads it.
+    if (g.getResult(0).use_empty())
+      return g.emitOpError("result must be a result of the kernel or an "
+                           "input of a later generic of it");
+    return success();
+  }
+  FailureOr<SmallVector<Value>> done = overChunks(
+      {}, [&](Chunk &c, ValueRange) -> FailureOr<SmallVector<Value>> {
+        FailureOr<SmallVector<Value>> lanes = computeAt(g.getResult(0), c);
+        if (failed(lanes))
+          return failure();
+        storeIf(andOf(c.valid, rowValid), *lanes, out, rowElement(c.column));
+        return SmallVector<Value>{};
+      });
+  return failure(failed(done));
 }
 
 FailureOr<LaunchConfig> RowKernelBuilder::build() {
@@ -288,7 +466,7 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
     return (*first).emitOpError("needs static loop ranges");
   unsigned rank = shape.size();
   ArrayRef<int64_t> rowShape = ArrayRef<int64_t>(shape).drop_back();
-  threads = threadsPerRow(shape.back());
+  int64_t rows = numElements(rowShape), n = shape.back();
 
   // 16-byte accesses along the row when every memref read or written over the
   // full domain is contiguous (or uniform) along it.
@@ -308,27 +486,64 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
         vectorizable = false;
     }
   }
-  vec = vectorizable && !types.empty() ? vectorWidth(types, shape.back()) : 1;
+  vec = vectorizable && !types.empty() ? vectorWidth(types, n) : 1;
+  plan = planRow(rows, n, vec);
+  int64_t t = plan.threadsPerRow, r = plan.rowsPerBlock;
 
-  if (numElements(rowShape) > kMaxGridX)
+  int64_t blocks = llvm::divideCeil(rows, r);
+  if (blocks > kMaxGridX)
     return kernel.emitOpError("has ")
-           << numElements(rowShape) << " rows, more than a grid's "
-           << kMaxGridX;
+           << rows << " rows, more than " << r << " rows per block in a "
+           << "grid's " << kMaxGridX << " blocks allow";
   LaunchConfig cfg;
-  cfg.grid = {numElements(rowShape), 1, 1};
-  cfg.block = {threads, 1, 1};
+  cfg.grid = {blocks, 1, 1};
+  cfg.block = {t * r, 1, 1};
 
-  auto smemType = MemRefType::get(
-      {kWarpSize}, b.getF32Type(), MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
-  smem = func.addWorkgroupAttribution(smemType, loc);
-  tid = threadIdX(b, loc);
+  if (t > kWarpSize) {
+    auto smemType = MemRefType::get(
+        {r * (t / kWarpSize)}, b.getF32Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    smem = func.addWorkgroupAttribution(smemType, loc);
+  }
+  Value tid = threadIdX(b, loc);
   lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
+  Value row = blockIdX(b, loc);
+  laneInRow = tid;
+  if (r > 1) {
+    laneInRow = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, t));
+    rowInBlock = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, t));
+    row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, indexConst(b, loc, r)),
+        rowInBlock);
+    if (rows % r != 0) {
+      rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                       indexConst(b, loc, rows));
+      row = arith::MinUIOp::create(b, loc, row, indexConst(b, loc, rows - 1));
+    }
+  }
   firstColumn =
-      vec == 1 ? tid
-               : arith::MulIOp::create(b, loc, tid, indexConst(b, loc, vec))
+      vec == 1 ? laneInRow
+               : arith::MulIOp::create(b, loc, laneInRow, indexConst(b, loc, vec))
                      .getResult();
-  rowIdx = delinearize(b, loc, blockIdX(b, loc), rowShape);
+  rowIdx = delinearize(b, loc, row, rowShape);
+  if (plan.cached) {
+    int64_t stride = t * vec;
+    for (int64_t i = 0; i < plan.chunks; ++i) {
+      Chunk &c = chunks.emplace_back();
+      c.column = i == 0 ? firstColumn
+                        : arith::AddIOp::create(b, loc, firstColumn,
+                                                indexConst(b, loc, i * stride))
+                              .getResult();
+      if ((i + 1) * stride > n) {
+        // Past the row for some threads: clamp the loads inside it.
+        c.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        c.column, indexConst(b, loc, n));
+        c.column = arith::MinUIOp::create(b, loc, c.column,
+                                          indexConst(b, loc, n - vec));
+      }
+    }
+  }
 
   for (linalg::GenericOp g : gs) {
     SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();

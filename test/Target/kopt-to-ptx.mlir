@@ -42,7 +42,8 @@
 // RUN: not ls %t.out.json %t.nobinary.ptx %t.nobinary.json
 
 // A Llama-style decode step (16 tokens, a 1024-wide slice of the MLP): rmsnorm,
-// matmul with a Linear weight, silu, row max; and a second function (GPT-2 MLP gelu).
+// matmul with a Linear weight, silu, row max (silu and the max one row kernel with two
+// outputs); and a second function (GPT-2 MLP gelu).
 func.func @decode_mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<1024x4096xbf16>)
     -> (tensor<16x1024xbf16>, tensor<16xf32>) {
   %n = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
@@ -58,7 +59,8 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 }
 
 // The PTX has one .entry per kernel, one .u64 pointer per buffer (bare pointers), the
-// block size as .maxntid, warp shuffles and barriers in the row kernels, shared
+// block size as .maxntid, warp shuffles and barriers in the row kernels (a float per
+// warp of the row in shared memory: 16 of a 512-thread row), shared
 // memory for row and matmul kernels.
 // PTX:       .version 8.0
 // PTX-NEXT:  .target sm_90a
@@ -71,7 +73,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX-NEXT:    .param .u64 .ptr .align 1 rmsnorm_0_param_2
 // PTX-NEXT:  )
 // PTX-NEXT:  .maxntid 512, 1, 1
-// PTX:         .shared .align 4 .b8 __wg_rmsnorm_0_0[128];
+// PTX:         .shared .align 4 .b8 __wg_rmsnorm_0_0[64];
 // PTX:         shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
 // PTX:         bar.sync 0;
 // PTX:         rsqrt.approx
@@ -99,15 +101,17 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX:         wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // PTX:         wgmma.wait_group.sync.aligned 1;
 // PTX:         cvt.rn.bf16x2.f32
-// PTX-LABEL: .visible .entry silu_0(
-// PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_0,
-// PTX-NEXT:    .param .u64 .ptr .align 1 silu_0_param_1
+// The silu joins the row max that reads it: one row kernel (the silu is returned
+// too, a second output); 16 rows of 1024 bf16 columns: 128 threads, 8 columns each.
+// PTX-LABEL: .visible .entry silu_reduce_0(
+// PTX-NEXT:    .param .u64 .ptr .align 1 silu_reduce_0_param_0,
+// PTX-NEXT:    .param .u64 .ptr .align 1 silu_reduce_0_param_1,
+// PTX-NEXT:    .param .u64 .ptr .align 1 silu_reduce_0_param_2
 // PTX-NEXT:  )
-// PTX-NEXT:  .maxntid 256, 1, 1
-// PTX-NOT:     .shared
-// PTX-LABEL: .visible .entry reduce_0(
-// PTX:       .maxntid 128, 1, 1
+// PTX-NEXT:  .maxntid 128, 1, 1
+// PTX:         ex2.approx
 // PTX:         shfl.sync.bfly.b32
+// PTX:         bar.sync 0;
 // PTX-LABEL: .visible .entry gelu_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 gelu_0_param_0,
 // PTX-NEXT:    .param .u64 .ptr .align 1 gelu_0_param_1
@@ -224,14 +228,12 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param b input bf16 [1024,4096]
 // SUMMARY-NEXT:   param result output bf16 [16,1024]
 // SUMMARY-NEXT:   param workspace workspace f32 [65600]
-// SUMMARY-NEXT: kernel silu_0 class=elementwise grid=[8,1,1] block=[256,1,1] smem=0
-// SUMMARY-NEXT:   op silu attrs={} input=input -> result
-// SUMMARY-NEXT:   param input input bf16 [16,1024]
-// SUMMARY-NEXT:   param result output bf16 [16,1024]
-// SUMMARY-NEXT: kernel reduce_0 class=row grid=[16,1,1] block=[128,1,1] smem=0
-// SUMMARY-NEXT:   op reduce attrs={"kind": "max"} input=input -> result
-// SUMMARY-NEXT:   param input input bf16 [16,1024]
-// SUMMARY-NEXT:   param result output f32 [16]
+// SUMMARY-NEXT: kernel silu_reduce_0 class=row grid=[16,1,1] block=[128,1,1] smem=0
+// SUMMARY-NEXT:   op silu attrs={} input=in0 -> out0
+// SUMMARY-NEXT:   op reduce attrs={"kind": "max"} input=out0 -> out1
+// SUMMARY-NEXT:   param in0 input bf16 [16,1024]
+// SUMMARY-NEXT:   param out0 output bf16 [16,1024]
+// SUMMARY-NEXT:   param out1 output f32 [16]
 // SUMMARY-NEXT: kernel gelu_0 class=elementwise grid=[25,1,1] block=[256,1,1] smem=0
 // SUMMARY-NEXT:   op gelu attrs={"approximate": "tanh"} input=input -> result
 // SUMMARY-NEXT:   param input input f16 [8,6400]
@@ -247,8 +249,7 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   buffer 2 f32 [65600]
 // SUMMARY-NEXT:   launch rmsnorm_0 arg0 arg1 buf0
 // SUMMARY-NEXT:   launch matmul_0 buf0 arg2 buf1 buf2
-// SUMMARY-NEXT:   launch silu_0 buf1 arg3
-// SUMMARY-NEXT:   launch reduce_0 arg3 arg4
+// SUMMARY-NEXT:   launch silu_reduce_0 buf1 arg3 arg4
 // SUMMARY-NEXT: function gelu_tanh
 // SUMMARY-NEXT:   arg arg0 input f16 [8,6400]
 // SUMMARY-NEXT:   arg out0 output f16 [8,6400]

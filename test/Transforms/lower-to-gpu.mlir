@@ -108,196 +108,9 @@ func.func @elementwise_large(%x: tensor<2048x14336xbf16>) -> tensor<2048x14336xb
 }
 
 // -----
-
 //===----------------------------------------------------------------------===//
-// Row kernels: one block per row, strided loop, shuffle tree, shared memory
+// Row kernels: test/Transforms/lower-to-gpu-rows.mlir
 //===----------------------------------------------------------------------===//
-
-// 128256 columns: 1024 threads per row (the maximum), one block per row.
-// CHECK-LABEL: func.func @softmax(
-// CHECK-SAME:    %[[X:[^:]*]]: memref<64x128256xf32>, %[[OUT:[^:]*]]: memref<64x128256xf32>)
-// CHECK:         kopt.launch @kopt_kernels::@softmax_0
-// CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c1024{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      args(%[[X]], %[[OUT]] : memref<64x128256xf32>, memref<64x128256xf32>)
-// CHECK-SAME:      kernel_class = "row", num_inputs = 1 : i64
-// One f32 slot per warp in workgroup memory.
-// CHECK:       gpu.func @softmax_0(%[[IN:.*]]: memref<64x128256xf32>, %[[O:.*]]: memref<64x128256xf32>)
-// CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
-// CHECK:         %[[TID:.*]] = gpu.thread_id x
-// 16-byte accesses: 4 f32 columns per thread per step, thread t starts at column
-// 4t and steps by 4 * 1024.
-// CHECK:         %[[FIRST:.*]] = arith.muli %[[TID]], %c4{{(_[0-9]+)?}} : index
-// CHECK:         %[[ROW:.*]] = gpu.block_id x
-// Reduction 1: the row max, each thread over columns [4t, 4t + 4), then 4096 on, ...
-// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         %[[PMAX:.*]] = scf.for %[[J:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
-// CHECK-NEXT:      %[[V:.*]] = vector.load %[[IN]][%[[ROW]], %[[J]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
-// CHECK-NEXT:      %[[V0:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
-// CHECK-NEXT:      %[[M0:.*]] = arith.maximumf %[[V0]], %[[ACC]] : f32
-// CHECK-NEXT:      %[[V1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
-// CHECK-NEXT:      %[[M1:.*]] = arith.maximumf %[[V1]], %[[M0]] : f32
-// CHECK-COUNT-2:   arith.maximumf
-// CHECK-NEXT:      scf.yield %{{.*}} : f32
-// CHECK-NEXT:    }
-// The warp's shuffle tree (xor 16, 8, 4, 2, 1 over 32 lanes) ...
-// CHECK:         %[[S16:.*]], %{{.*}} = gpu.shuffle xor %[[PMAX]], %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK-NEXT:    %[[W16:.*]] = arith.maximumf %[[PMAX]], %[[S16]] : f32
-// CHECK:         gpu.shuffle xor %[[W16]], %c8_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK:         gpu.shuffle xor %{{.*}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK:         gpu.shuffle xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK:         %[[S1:.*]], %{{.*}} = gpu.shuffle xor %[[W2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK-NEXT:    %[[WMAX:.*]] = arith.maximumf %[[W2]], %[[S1]] : f32
-// ... lane 0 of each warp publishes its value in shared memory ...
-// CHECK:         scf.if %{{.*}} {
-// CHECK-NEXT:      memref.store %[[WMAX]], %[[SMEM]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    gpu.barrier
-// ... and every warp reduces the 32 published values (identity for missing warps).
-// CHECK:         %[[PUB:.*]] = memref.load %[[SMEM]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT:    %[[SEL:.*]] = arith.select %{{.*}}, %[[PUB]], %[[NINF]] : f32
-// CHECK-NEXT:    %c16_i32{{.*}} = arith.constant 16 : i32
-// CHECK-NEXT:    %c32_i32{{.*}} = arith.constant 32 : i32
-// CHECK-NEXT:    gpu.shuffle xor %[[SEL]]
-// CHECK:         %[[T1:.*]], %{{.*}} = gpu.shuffle xor %[[T2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK-NEXT:    %[[RMAX:.*]] = arith.maximumf %[[T2]], %[[T1]] : f32
-// CHECK-NEXT:    gpu.barrier
-// Reduction 2: the sum of exp(x - max), with the same tree.
-// CHECK:         scf.for %{{.*}} = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
-// CHECK:           arith.subf %{{.*}}, %[[RMAX]] : f32
-// CHECK-NEXT:      math.exp
-// CHECK-NEXT:      arith.addf
-// CHECK:         gpu.shuffle xor
-// CHECK:         gpu.barrier
-// CHECK:         gpu.barrier
-// The output loop: exp(x - max) / sum, stored.
-// CHECK:         scf.for %[[J2:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} {
-// CHECK-NEXT:      vector.load %[[IN]][%[[ROW]], %[[J2]]]
-// CHECK-COUNT-4:   arith.divf
-// CHECK:           vector.from_elements
-// CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    gpu.return
-func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
-  %0 = kopt.softmax %x : tensor<64x128256xf32>
-  return %0 : tensor<64x128256xf32>
-}
-
-// -----
-
-// rmsnorm over 4096 columns: 512 threads (8 columns each); the rstd payload runs
-// in every thread after the reduction; the weight is read per column.
-// CHECK-LABEL: func.func @rmsnorm(
-// CHECK:         kopt.launch @kopt_kernels::@rmsnorm_0
-// CHECK-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      kernel_class = "row", num_inputs = 2 : i64, num_outputs = 1 : i64, source = {attrs = {eps = 9.99999974E-6 : f32}, name = "rmsnorm", params = ["input", "weight", "result"]}
-// CHECK:       gpu.func @rmsnorm_0(%[[X:.*]]: memref<16x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[O:.*]]: memref<16x4096xbf16>)
-// CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME:    known_block_size = array<i32: 512, 1, 1>
-// CHECK:         gpu.shuffle xor
-// CHECK:         gpu.barrier
-// CHECK:         %[[T1:.*]], %{{.*}} = gpu.shuffle xor %[[T2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK-NEXT:    %[[TOT:.*]] = arith.addf %[[T2]], %[[T1]] : f32
-// CHECK-NEXT:    gpu.barrier
-// CHECK:         %[[N:.*]] = arith.constant 4.096000e+03 : f32
-// CHECK-NEXT:    %[[MS:.*]] = arith.divf %[[TOT]], %[[N]] : f32
-// CHECK-NEXT:    %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
-// CHECK-NEXT:    %[[MSE:.*]] = arith.addf %[[MS]], %[[EPS]] : f32
-// CHECK-NEXT:    %[[RSTD:.*]] = math.rsqrt %[[MSE]] : f32
-// 8 bf16 columns (16 bytes) per thread per step: 512 threads * 8 = 4096 per step.
-// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c4096{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} {
-// CHECK-NEXT:      %[[XV:.*]] = vector.load %[[X]][%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<16x4096xbf16>, vector<8xbf16>
-// CHECK-NEXT:      %[[WV:.*]] = vector.load %[[W]][%[[J]]] {alignment = 16 : i64} : memref<4096xbf16>, vector<8xbf16>
-// CHECK-COUNT-8:   arith.mulf %{{.*}}, %[[RSTD]] : f32
-// CHECK:           vector.from_elements {{.*}} : vector<8xbf16>
-// CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<16x4096xbf16>, vector<8xbf16>
-func.func @rmsnorm(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>) -> tensor<16x4096xbf16> {
-  %0 = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
-  return %0 : tensor<16x4096xbf16>
-}
-
-// -----
-
-// A short row (8 columns): one warp per row, so no shared-memory step and no
-// barrier; a rank-3 input has 2 * 3 rows, the block index is split into both.
-// CHECK-LABEL: func.func @reduce_rank3(
-// CHECK:         kopt.launch @kopt_kernels::@reduce_0
-// CHECK-SAME:      blocks in (%c6{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK:       gpu.func @reduce_0(%[[X:.*]]: memref<2x3x8xf32>, %[[O:.*]]: memref<2x3xf32>)
-// CHECK-SAME:    known_block_size = array<i32: 32, 1, 1>
-// CHECK-NOT:     gpu.barrier
-// CHECK:         %[[BID:.*]] = gpu.block_id x
-// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
-// CHECK-NEXT:    %[[R1:.*]] = arith.remui %[[BID]], %[[C3]] : index
-// CHECK-NEXT:    %[[R0:.*]] = arith.divui %[[BID]], %[[C3]] : index
-// CHECK:         vector.load %[[X]][%[[R0]], %[[R1]], %{{.*}}] {alignment = 16 : i64} : memref<2x3x8xf32>, vector<4xf32>
-// CHECK:         gpu.shuffle xor
-// CHECK-NOT:     gpu.barrier
-// Thread 0 stores the row's value, divided by 8 for the mean.
-// CHECK:         arith.divf
-// CHECK:         %[[IS0:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:    scf.if %[[IS0]] {
-// CHECK-NEXT:      memref.store %{{.*}}, %[[O]][%[[R0]], %[[R1]]] : memref<2x3xf32>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    gpu.return
-func.func @reduce_rank3(%x: tensor<2x3x8xf32>) -> tensor<2x3xf32> {
-  %0 = kopt.reduce mean %x : tensor<2x3x8xf32> -> tensor<2x3xf32>
-  return %0 : tensor<2x3xf32>
-}
-
-// -----
-
-// A rank-1 input: one row, one block, the result is a rank-0 memref.
-// CHECK-LABEL: func.func @reduce_rank1(
-// CHECK-SAME:    memref<4096xf32>, %{{.*}}: memref<bf16>)
-// CHECK:         kopt.launch @kopt_kernels::@reduce_0
-// CHECK-SAME:      blocks in (%c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c512{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK:       gpu.func @reduce_0(%{{.*}}: memref<4096xf32>, %[[O:.*]]: memref<bf16>)
-// CHECK:         arith.maximumf
-// CHECK:         arith.truncf %{{.*}} : f32 to bf16
-// CHECK:         memref.store %{{.*}}, %[[O]][] : memref<bf16>
-func.func @reduce_rank1(%x: tensor<4096xf32>) -> tensor<bf16> {
-  %0 = kopt.reduce max %x : tensor<4096xf32> -> tensor<bf16>
-  return %0 : tensor<bf16>
-}
-
-// -----
-
-// layernorm: two reductions (sum, then centred squares), each with two shuffle
-// trees (within warps, then across the 8 warps' published values), each followed by
-// a barrier; weight and bias are read per column.
-// CHECK-LABEL: func.func @layernorm(
-// CHECK:         kopt.launch @kopt_kernels::@layernorm_0
-// CHECK-SAME:      blocks in (%c8{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      num_inputs = 3 : i64, num_outputs = 1 : i64, source = {attrs = {eps = 9.99999974E-6 : f32}, name = "layernorm", params = ["input", "weight", "bias", "result"]}
-// CHECK:       gpu.func @layernorm_0(%{{.*}}: memref<8x1600xf32>, %[[W:.*]]: memref<1600xf32>, %[[B:.*]]: memref<1600xf32>, %{{.*}}: memref<8x1600xf32>)
-// CHECK-SAME:    workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-5: gpu.shuffle xor
-// CHECK:         gpu.barrier
-// CHECK-COUNT-5: gpu.shuffle xor
-// CHECK:         gpu.barrier
-// CHECK-COUNT-5: gpu.shuffle xor
-// CHECK:         gpu.barrier
-// CHECK-COUNT-5: gpu.shuffle xor
-// CHECK:         gpu.barrier
-// CHECK-NOT:     gpu.shuffle
-// CHECK:         math.rsqrt
-// CHECK:         scf.for
-// CHECK:           vector.load %[[W]]{{.*}} : memref<1600xf32>, vector<4xf32>
-// CHECK:           vector.load %[[B]]{{.*}} : memref<1600xf32>, vector<4xf32>
-// CHECK:           vector.store
-// CHECK:         gpu.return
-func.func @layernorm(%x: tensor<8x1600xf32>, %w: tensor<1600xf32>, %b: tensor<1600xf32>) -> tensor<8x1600xf32> {
-  %0 = kopt.layernorm %x weight(%w : tensor<1600xf32>) bias(%b : tensor<1600xf32>) eps = 1.0e-05 : tensor<8x1600xf32>
-  return %0 : tensor<8x1600xf32>
-}
-
-// -----
 
 //===----------------------------------------------------------------------===//
 // Matmul kernels: 64x64 block tiles, 256 threads, A and B staged in shared memory
@@ -445,16 +258,17 @@ func.func @mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<1433
 
 // -----
 
-// A result that another kernel also reads: the consumer reads the output buffer.
+// A result that another kernel also reads: the consumer reads the output buffer
+// (two row ops: two kernels).
 // CHECK-LABEL: func.func @result_reused(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<4x8xf32>, %[[OUT0:[^:]*]]: memref<4x8xf32>, %[[OUT1:[^:]*]]: memref<4xf32>)
 // CHECK-NOT:     memref.alloc
-// CHECK:         kopt.launch @kopt_kernels::@exp_0 {{.*}} args(%[[X]], %[[OUT0]] : memref<4x8xf32>, memref<4x8xf32>)
+// CHECK:         kopt.launch @kopt_kernels::@softmax_0 {{.*}} args(%[[X]], %[[OUT0]] : memref<4x8xf32>, memref<4x8xf32>)
 // CHECK:         kopt.launch @kopt_kernels::@reduce_0 {{.*}} args(%[[OUT0]], %[[OUT1]] : memref<4x8xf32>, memref<4xf32>)
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
 func.func @result_reused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
-  %e = kopt.exp %x : tensor<4x8xf32>
+  %e = kopt.softmax %x : tensor<4x8xf32>
   %s = kopt.reduce sum %e : tensor<4x8xf32> -> tensor<4xf32>
   return %e, %s : tensor<4x8xf32>, tensor<4xf32>
 }

@@ -15,6 +15,11 @@ namespace kopt {
 /// unary ops, gelu, cast): kopt-fuse groups chains of them into one kernel.
 bool isElementwiseOp(mlir::Operation *op);
 
+/// Whether `op` is a row op (reduce, softmax, rmsnorm, layernorm: over the
+/// last dimension of its input): kopt-fuse puts elementwise ops over its
+/// input's shape in front of it and after it, in one row kernel.
+bool isRowOp(mlir::Operation *op);
+
 /// The `source` of a kernel whose body computes several kopt ops (`ops`, in
 /// order), as kopt-fuse records it: `{ops = [{name, attrs, operands = [...],
 /// results = [...]}, ...], params = ["in0", ..., "out0", ...], values =
