@@ -425,10 +425,10 @@ class Manifest(unittest.TestCase):
     def test_check_manifest(self):
         kopt = ks.import_kopt()
         p = problem([{"name": "x", "shape": [4, 8], "dtype": "f32"}],
-                    # Two kernels with a buffer between them (kopt-fuse would make
-                    # exp + neg one kernel).
-                    [{"op": "exp", "args": ["x"], "out": "y"}, {"op": "softmax", "args": ["y"],
-                                                               "out": "z"}], ["z"])
+                    # Two kernels with a buffer between them (kopt-fuse puts one
+                    # row op in a kernel).
+                    [{"op": "softmax", "args": ["x"], "out": "y"},
+                     {"op": "softmax", "args": ["y"], "out": "z"}], ["z"])
         p["name"] = "t"
         c = kopt.compile(ks.mlir_text(p), name="t.mlir")
         m, ptx = c.manifest, c.ptx
@@ -454,7 +454,7 @@ class Manifest(unittest.TestCase):
                               "buffer with id 3")
         bad = copy.deepcopy(m)
         bad["kernels"][0]["tensor_maps"] = [{"tensor": "input", "box": [8], "swizzle": 96}]
-        self.assertIn("kernels[0] (exp_0).tensor_maps[0].swizzle: 96 is not",
+        self.assertIn("kernels[0] (softmax_0).tensor_maps[0].swizzle: 96 is not",
                       compile_suite.check_manifest(p, bad, ptx))
         self.assertIn("invalid JSON", compile_suite.check_manifest(p, "{", ptx))
 

@@ -4,8 +4,10 @@
 // Chains of elementwise ops (kopt::isElementwiseOp) whose results have one
 // shape become one kernel, and a row op (kopt::isRowOp: reduce, softmax,
 // rmsnorm, layernorm) takes the elementwise ops over its input's shape that
-// produce its input (add before RMSNorm, scale and mask before softmax) and
-// that consume its result (a cast after softmax) into its kernel. In program
+// produce its input (add before RMSNorm, scale and mask before softmax; only
+// for rows the row kernel keeps in registers, kMaxRegisterRow: a longer row
+// loops, recomputing them in every loop) and that consume its result (a cast
+// after softmax) into its kernel. In program
 // order, each op joins the kernel of each producer it can fuse with (an
 // elementwise producer of its own result shape; an elementwise producer of a
 // row op's input; a row op whose result an elementwise op of that shape
@@ -28,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Dialect/Kopt/KernelSource.h"
+#include "kopt/Transforms/KernelBuilders.h"
 #include "kopt/Transforms/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -152,9 +155,12 @@ private:
     ArrayRef<int64_t> shape = shapeOf(use.get());
     if (isElementwiseOp(&producer) && isElementwiseOp(consumer))
       return shape == shapeOf(consumer->getResult(0));
-    // The row op's input (operand 0; not its weight or bias).
+    // The row op's input (operand 0; not its weight or bias), when the row
+    // kernel keeps its rows in registers: longer rows loop and would
+    // recompute the producer in every loop.
     if (isElementwiseOp(&producer) && isRowOp(consumer))
-      return use.getOperandNumber() == 0;
+      return use.getOperandNumber() == 0 && !shape.empty() &&
+             shape.back() <= kMaxRegisterRow;
     // A row result over the row op's whole domain (softmax and the norms,
     // not a reduce's [rows] result), read by an op of that result shape.
     if (isRowOp(&producer) && isElementwiseOp(consumer))

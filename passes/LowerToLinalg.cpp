@@ -417,10 +417,16 @@ Value Lowering::lower(Operation *op) {
           Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
           return add(ob, l, math::ExpOp::create(ob, l, d), a);
         });
-    return mapFull(r, x, {max, sum}, {}, elt,
+    // 1 / s once per row, then a product per element (a division per
+    // element costs several times a multiplication on the GPU).
+    Value inv = mapRows(
+        r, sum, f32, [&](OpBuilder &ob, Location l, ValueRange v) -> Value {
+          return arith::DivFOp::create(ob, l, cst(ob, l, 1.0), v[0]);
+        });
+    return mapFull(r, x, {max, inv}, {}, elt,
                    [](OpBuilder &ob, Location l, ValueRange v) -> Value {
                      Value d = arith::SubFOp::create(ob, l, v[0], v[1]);
-                     return arith::DivFOp::create(
+                     return arith::MulFOp::create(
                          ob, l, math::ExpOp::create(ob, l, d), v[2]);
                    });
   }

@@ -191,8 +191,8 @@ def Kopt_ReduceOp : Kopt_Op<"reduce", [Pure]> {
 def Kopt_SoftmaxOp : Kopt_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "softmax over the last dimension";
   let description = [{
-    `result[..., i] = exp(x[..., i] - m) / sum_j exp(x[..., j] - m)` with
-    `m = max_j x[..., j]`, computed in f32.
+    `result[..., i] = exp(x[..., i] - m) * (1 / sum_j exp(x[..., j] - m))`
+    with `m = max_j x[..., j]`, computed in f32.
   }];
   let arguments = (ins Kopt_Tensor:$input);
   let results = (outs Kopt_Tensor:$result);

@@ -55,6 +55,8 @@ static constexpr int64_t kBlockThreads = 256;
 static constexpr int64_t kMinBlocks = 2 * 132;
 /// Elements a thread keeps in registers per row value when the row fits.
 static constexpr int64_t kCachedElements = 32;
+static_assert(kMaxThreadsPerRow * kCachedElements == kMaxRegisterRow,
+              "kopt-fuse's limit for fused producers is the register row");
 
 namespace {
 /// How a row kernel covers its rows (see the file comment).

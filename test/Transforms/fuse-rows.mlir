@@ -2,6 +2,7 @@
 // rmsnorm, layernorm) takes the elementwise ops over its input's shape that
 // produce its input and that consume its result into its kernel; a value used
 // outside is an output (add + RMSNorm writes the sum and the normalized rows);
+// producers join only rows that the row kernel keeps in registers;
 // a kernel holds at most one row op; weights, biases and broadcast operands
 // are inputs; no grouping makes kernels depend on each other in a cycle.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse | FileCheck %s
@@ -98,4 +99,19 @@ func.func @other_shapes(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %one: tensor<f32
   %r = kopt.reduce sum %e : tensor<4x8xf32> -> tensor<4xf32>
   %s = kopt.sqrt %r : tensor<4xf32>
   return %s : tensor<4xf32>
+}
+
+// -----
+
+// A producer of a row longer than the row kernel keeps in registers (32768
+// columns) stays apart: the row kernel would loop over the row and recompute
+// it in every loop. A consumer still joins (it runs once, in the output loop).
+// CHECK-LABEL: func.func @long_rows(
+// CHECK:         %[[D:.*]] = kopt.kernel "div_0" ins
+// CHECK:         kopt.kernel "softmax_cast_0" ins(%[[D]] :
+func.func @long_rows(%x: tensor<16x128256xf32>, %t: tensor<f32>) -> tensor<16x128256xbf16> {
+  %z = kopt.div %x, %t : tensor<16x128256xf32>, tensor<f32> -> tensor<16x128256xf32>
+  %p = kopt.softmax %z : tensor<16x128256xf32>
+  %c = kopt.cast %p : tensor<16x128256xf32> to tensor<16x128256xbf16>
+  return %c : tensor<16x128256xbf16>
 }

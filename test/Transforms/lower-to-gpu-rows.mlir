@@ -75,10 +75,10 @@
 // CHECK:         gpu.shuffle xor
 // CHECK:         gpu.barrier
 // CHECK:         gpu.barrier
-// The output loop: exp(x - max) / sum, stored.
+// The output loop: exp(x - max) * (1 / sum), stored.
 // CHECK:         scf.for %[[J2:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} {
 // CHECK-NEXT:      vector.load %[[IN]][%[[ROW]], %[[J2]]]
-// CHECK-COUNT-4:   arith.divf
+// CHECK-COUNT-4:   arith.mulf
 // CHECK:           vector.from_elements
 // CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
 // CHECK-NEXT:    }
@@ -305,15 +305,19 @@ func.func @add_rmsnorm(%h: tensor<2048x4096xbf16>, %a: tensor<2048x4096xbf16>, %
 
 // -----
 
-// A fused producer of a row too long for registers: the add is recomputed in each
-// of the three loops (max, sum of exps, output), from x and b.
-// CHECK-LABEL: func.func @add_softmax_loops(
-// CHECK:       gpu.func @add_softmax_0(%[[X:.*]]: memref<2x70001xf32>, %[[B:.*]]: memref<70001xf32>, %{{.*}}: memref<2x70001xf32>)
-// CHECK-COUNT-3: scf.for
+// A fused consumer of a row too long for registers: the cast runs in the output
+// loop (the third loop, after the max and the sum of exps).
+// CHECK-LABEL: func.func @softmax_cast_loops(
+// CHECK:       gpu.func @softmax_cast_0(%[[X:.*]]: memref<2x70001xf32>, %[[O:.*]]: memref<2x70001xbf16>)
+// CHECK:         scf.for
+// CHECK:         scf.for
+// CHECK:         scf.for
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           memref.store %{{.*}}, %[[O]]
 // CHECK-NOT:     scf.for
 // CHECK:         gpu.return
-func.func @add_softmax_loops(%x: tensor<2x70001xf32>, %b: tensor<70001xf32>) -> tensor<2x70001xf32> {
-  %s = kopt.add %x, %b : tensor<2x70001xf32>, tensor<70001xf32> -> tensor<2x70001xf32>
-  %y = kopt.softmax %s : tensor<2x70001xf32>
-  return %y : tensor<2x70001xf32>
+func.func @softmax_cast_loops(%x: tensor<2x70001xf32>) -> tensor<2x70001xbf16> {
+  %y = kopt.softmax %x : tensor<2x70001xf32>
+  %c = kopt.cast %y : tensor<2x70001xf32> to tensor<2x70001xbf16>
+  return %c : tensor<2x70001xbf16>
 }

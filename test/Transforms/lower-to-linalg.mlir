@@ -334,7 +334,7 @@ func.func @reduce_mean_rank1(%x: tensor<4096xf32>) -> tensor<f32> {
 }
 
 //===----------------------------------------------------------------------===//
-// softmax: max, sum of exp(x - max), exp(x - max) / sum
+// softmax: max, sum of exp(x - max), 1 / sum, exp(x - max) * (1 / sum)
 //===----------------------------------------------------------------------===//
 
 // CHECK-LABEL: func.func @softmax(
@@ -354,13 +354,20 @@ func.func @reduce_mean_rank1(%x: tensor<4096xf32>) -> tensor<f32> {
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[D]] : f32
 // CHECK-NEXT:      %[[N:.*]] = arith.addf %[[E]], %[[O]] : f32
 // CHECK-NEXT:      linalg.yield %[[N]] : f32
+// 1 / sum, once per row.
+// CHECK:         %[[INV:.*]] = linalg.generic {indexing_maps = [#[[ROW1:.*]], #[[ROW1]]], iterator_types = ["parallel"]}
+// CHECK-SAME:      ins(%[[SUM]] : tensor<4xf32>)
+// CHECK-NEXT:    ^bb0(%[[S:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.divf %[[ONE]], %[[S]] : f32
+// CHECK-NEXT:      linalg.yield %[[R]] : f32
 // CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ROW2]], #[[ROW2]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME:      ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<4x8xbf16>, tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<4x8xbf16>)
-// CHECK-NEXT:    ^bb0(%[[IN:.*]]: bf16, %[[M:.*]]: f32, %[[S:.*]]: f32, %{{.*}}: bf16):
+// CHECK-SAME:      ins(%[[X]], %[[MAX]], %[[INV]] : tensor<4x8xbf16>, tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<4x8xbf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: bf16, %[[M:.*]]: f32, %[[RS:.*]]: f32, %{{.*}}: bf16):
 // CHECK-NEXT:      %[[F:.*]] = arith.extf %[[IN]] : bf16 to f32
 // CHECK-NEXT:      %[[D:.*]] = arith.subf %[[F]], %[[M]] : f32
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[D]] : f32
-// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[E]], %[[S]] : f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.mulf %[[E]], %[[RS]] : f32
 // CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[Q]] : f32 to bf16
 // CHECK-NEXT:      linalg.yield %[[T]] : bf16
 // CHECK:         return %[[Y]]

@@ -395,7 +395,7 @@ def row_chains():
     and row ops fused with elementwise producers and consumers: a thread per row
     (8 experts), rows sharing a warp (head_dim 128), a last chunk past the row's end
     and rows not a multiple of the rows per block (1000 x 1600), width 1, a row too
-    long for registers (loops) with a fused producer; add + RMSNorm with both
+    long for registers (loops) with a fused consumer; add + RMSNorm with both
     results, scale + mask + softmax, softmax then a cast, add + LayerNorm."""
     t = ttype
     out = []
@@ -414,9 +414,9 @@ def row_chains():
     x, r = t([3, 1], "bf16"), t([3], "f32")
     fn("row_width1_bf16_3x1", [("x", x)], [("%y", x), ("%s", r)],
        [f"%y = kopt.softmax %x : {x}", f"%s = kopt.reduce sum %x : {x} -> {r}"])
-    x, c = t([3, 70001], "f32"), t([70001], "f32")
-    fn("row_add_softmax_loop_f32_3x70001", [("x", x), ("b", c)], [("%y", x)],
-       [f"%s = kopt.add %x, %b : {x}, {c} -> {x}", f"%y = kopt.softmax %s : {x}"])
+    x, c = t([3, 70001], "f32"), t([3, 70001], "bf16")
+    fn("row_softmax_cast_loop_f32_3x70001", [("x", x)], [("%c", c)],
+       [f"%y = kopt.softmax %x : {x}", f"%c = kopt.cast %y : {x} to {c}"])
     x, w = t([2048, 4096], "bf16"), t([4096], "bf16")
     fn("row_add_rmsnorm_bf16_2048x4096", [("h", x), ("a", x), ("w", w)],
        [("%s", x), ("%y", x)],

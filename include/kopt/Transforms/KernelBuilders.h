@@ -69,6 +69,13 @@ struct LaunchConfig {
   std::vector<TensorMapParam> tensorMaps;
 };
 
+/// The longest row (elements of the last dimension) that a row kernel keeps
+/// in registers when its accesses are 16 bytes wide (lib/KernelBuilders/
+/// Row.cpp: 1024 threads of 32 elements); longer rows loop, recomputing the
+/// elementwise ops fused in front of the row op in every loop, so kopt-fuse
+/// fuses such producers only into rows up to this length.
+constexpr int64_t kMaxRegisterRow = 1024 * 32;
+
 /// Classifies the body of `kernel`; emits an error at the offending op and
 /// fails when no builder handles it.
 mlir::FailureOr<KernelClass> classifyKernel(KernelOp kernel);
