@@ -17,7 +17,12 @@
 // and bias too) and every value defined outside come in as kernel inputs; a
 // value used outside its kernel is one of the kernel's outputs (a kernel may
 // have several: add + RMSNorm writes the sum and the normalized rows), never
-// recomputed in another kernel. Matmuls and pack keep their own kernels.
+// recomputed in another kernel. A matmul takes the elementwise ops over its
+// [M, N] result that read it (bias, GELU, SiLU, a residual add, SwiGLU's
+// silu(gate) * up with up from another kernel) into its kernel as its
+// epilogue, when the kernel keeps one output of the matmul's element type
+// and the matmul's operands come from outside. A kernel holds at most one
+// row op or matmul. Pack ops keep their own kernels.
 // `fuse=false` gives every op its own kernel.
 //
 // The decision is data: each kernel records the ops it computes (`source`:
@@ -101,6 +106,7 @@ public:
     for (Operation &op : block) {
       if (!candidates.contains(&op) || !(isElementwiseOp(&op) || isRowOp(&op)))
         continue;
+      // (A matmul only heads kernels: no producer joins it.)
       for (OpOperand &use : op.getOpOperands()) {
         Operation *producer = use.get().getDefiningOp();
         if (!producer || producer->getBlock() != &block ||
@@ -110,8 +116,9 @@ public:
         // from `b` to `a`: a path from `a` to `b` through another group is
         // the only cycle merging them could close.
         unsigned a = groupOf[producer], b = groupOf[&op];
-        if (a != b && rowOps[a] + rowOps[b] <= 1 && !reachesIndirectly(a, b) &&
-            paramsIfMerged(a, b) <= maxParams)
+        if (a != b && anchors[a] + anchors[b] <= 1 &&
+            !reachesIndirectly(a, b) && paramsIfMerged(a, b) <= maxParams &&
+            matmulEpilogueIfMerged(a, b))
           merge(a, b);
       }
     }
@@ -138,7 +145,7 @@ public:
 private:
   unsigned newGroup(Operation *op) {
     members.push_back({op});
-    rowOps.push_back(isRowOp(op) ? 1 : 0);
+    anchors.push_back(isRowOp(op) || isa<MatmulOp>(op) ? 1 : 0);
     return members.size() - 1;
   }
 
@@ -161,6 +168,10 @@ private:
     if (isElementwiseOp(&producer) && isRowOp(consumer))
       return use.getOperandNumber() == 0 && !shape.empty() &&
              shape.back() <= kMaxRegisterRow;
+    // A matmul's result, read by an elementwise op of its [M, N] shape: the
+    // start of its epilogue.
+    if (isa<MatmulOp>(producer) && isElementwiseOp(consumer))
+      return shape == shapeOf(consumer->getResult(0));
     // A row result over the row op's whole domain (softmax and the norms,
     // not a reduce's [rows] result), read by an op of that result shape.
     if (isRowOp(&producer) && isElementwiseOp(consumer))
@@ -222,21 +233,51 @@ private:
     return inputs.size() + outputs;
   }
 
+  /// Whether the kernel that groups `a` and `b` would form, if it holds a
+  /// matmul, is one the matmul builder applies as an epilogue: the matmul's
+  /// operands come from outside, and the kernel has one output, of the
+  /// matmul's element type (its C, written once per element as it is
+  /// stored).
+  bool matmulEpilogueIfMerged(unsigned a, unsigned b) {
+    DenseSet<Operation *> inside;
+    inside.insert(members[a].begin(), members[a].end());
+    inside.insert(members[b].begin(), members[b].end());
+    MatmulOp mm;
+    for (Operation *op : inside)
+      if (auto m = dyn_cast<MatmulOp>(op))
+        mm = m;
+    if (!mm)
+      return true;
+    for (Value v : mm->getOperands())
+      if (inside.contains(v.getDefiningOp()))
+        return false;
+    SmallVector<Value> outputs;
+    for (Operation *op : inside)
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              return !inside.contains(block.findAncestorOpInBlock(*user));
+            }))
+          outputs.push_back(r);
+    return outputs.size() == 1 &&
+           getElementTypeOrSelf(outputs.front().getType()) ==
+               getElementTypeOrSelf(mm.getResult().getType());
+  }
+
   void merge(unsigned from, unsigned into) {
     for (Operation *op : members[from]) {
       groupOf[op] = into;
       members[into].push_back(op);
     }
     members[from].clear();
-    rowOps[into] += rowOps[from];
-    rowOps[from] = 0;
+    anchors[into] += anchors[from];
+    anchors[from] = 0;
   }
 
   Block &block;
   unsigned maxParams;
   DenseMap<Operation *, unsigned> groupOf;
   SmallVector<SmallVector<Operation *>> members;
-  SmallVector<unsigned> rowOps; // row ops per group
+  SmallVector<unsigned> anchors; // row ops and matmuls per group
 };
 
 /// A unique kernel name: `base_<n>`, counting per base across the module.

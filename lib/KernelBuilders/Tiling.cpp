@@ -39,6 +39,50 @@ static bool isZeroFill(Value init) {
   return fill && isZeroConstant(fill.getInputs()[0]);
 }
 
+LogicalResult kb::checkEpilogueChain(KernelOp kernel, Value first,
+                                     ArrayRef<linalg::GenericOp> chain,
+                                     int64_t m, int64_t n) {
+  Block &block = kernel.getBody().front();
+  auto yielded = block.getTerminator()->getOperands();
+  Value last = first;
+  if (!chain.empty()) {
+    linalg::GenericOp lastOp = chain.back();
+    last = lastOp.getResult(0);
+  }
+  if (yielded.size() != 1 || yielded.front() != last)
+    return kernel.emitOpError(
+        "a matmul kernel yields one result: its epilogue's last value");
+  DenseSet<Value> computed = {first};
+  SmallVector<int64_t> mn = {m, n};
+  for (linalg::GenericOp g : llvm::to_vector(chain)) {
+    if (g.getNumResults() != 1 || g.getNumReductionLoops() != 0 ||
+        g.getStaticLoopRanges() != ArrayRef<int64_t>(mn) ||
+        !g.getIndexingMapsArray().back().isIdentity())
+      return g.emitOpError("a matmul kernel's epilogue is elementwise over "
+                           "the [")
+             << m << ", " << n << "] result";
+    if (!g.getBody()->getArguments().back().use_empty())
+      return g.emitOpError("epilogue payloads must not read their output");
+    for (OpOperand *o : g.getDpsInputOperands()) {
+      Value v = o->get();
+      auto arg = dyn_cast<BlockArgument>(v);
+      bool isArg = arg && arg.getOwner() == &block;
+      AffineMap map = g.getMatchingIndexingMap(o);
+      bool loadable = llvm::all_of(map.getResults(), [](AffineExpr e) {
+        return isa<AffineDimExpr, AffineConstantExpr>(e);
+      });
+      if (computed.contains(v) ? !map.isIdentity() : !isArg || !loadable)
+        return g.emitOpError("epilogue input #")
+               << o->getOperandNumber()
+               << " must be a kernel argument read through a map of loop "
+                  "dimensions and constants, or a value computed before it "
+                  "read through the identity map";
+    }
+    computed.insert(g.getResult(0));
+  }
+  return success();
+}
+
 FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
   MatmulBody body;
   SmallVector<linalg::GenericOp> gs = generics(kernel);
@@ -53,32 +97,36 @@ FailureOr<MatmulBody> kb::matchMatmulBody(KernelOp kernel) {
     return mm.emitOpError("the contraction's payload must be acc + a * b (each "
                           "input used as it is or extended to the "
                           "accumulator's type, nothing else)");
-  if (gs.size() == 2)
-    body.epilogue = gs[1];
-  if (gs.size() > 2 ||
-      (body.epilogue &&
-       (body.epilogue.getNumDpsInputs() != 1 ||
-        body.epilogue.getDpsInputOperand(0)->get() != mm.getResult(0) ||
-        !llvm::all_of(body.epilogue.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }))))
-    return kernel.emitOpError(
-        "matmul kernels take one elementwise epilogue on the "
-        "contraction's result at most");
+  // The rounding epilogue: one input, the contraction's result, identity
+  // maps; every generic after it is the fused chain.
+  auto isRounding = [&](linalg::GenericOp g) {
+    return g.getNumDpsInputs() == 1 &&
+           g.getDpsInputOperand(0)->get() == mm.getResult(0) &&
+           llvm::all_of(g.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isIdentity(); });
+  };
+  size_t next = 1;
+  if (gs.size() > 1 && isRounding(gs[1]))
+    body.epilogue = gs[next++];
+  body.chain.assign(gs.begin() + next, gs.end());
   AffineMap outMap = mm.getIndexingMapsArray().back();
   if (outMap !=
       AffineMap::getMultiDimIdentityMap(3, mm.getContext()).getMajorSubMap(2))
     return mm.emitOpError("contraction output must be indexed (d0, d1)");
   Block &block = kernel.getBody().front();
-  Value result = body.epilogue ? body.epilogue.getResult(0) : mm.getResult(0);
+  Value tileResult =
+      body.epilogue ? body.epilogue.getResult(0) : mm.getResult(0);
   auto isArg = [&](Value v) {
     auto arg = dyn_cast<BlockArgument>(v);
     return arg && arg.getOwner() == &block;
   };
   if (!isArg(mm.getDpsInputOperand(0)->get()) ||
-      !isArg(mm.getDpsInputOperand(1)->get()) ||
-      !llvm::is_contained(block.getTerminator()->getOperands(), result))
-    return mm.emitOpError(
-        "matmul operands and result must be kernel arguments");
+      !isArg(mm.getDpsInputOperand(1)->get()))
+    return mm.emitOpError("matmul operands must be kernel arguments");
+  auto shape = cast<RankedTensorType>(tileResult.getType()).getShape();
+  if (failed(checkEpilogueChain(kernel, tileResult, body.chain, shape[0],
+                                shape[1])))
+    return failure();
   if (!isZeroFill(mm.getDpsInitOperand(0)->get()))
     return mm.emitOpError(
         "contraction accumulator must start from a fill of 0");
@@ -479,10 +527,19 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   auto fail = [&](Operation *at, const Twine &what) {
     return notTiledForm(at, what);
   };
-  Value result = block.getTerminator()->getOperand(0);
-  t.blockTiles = result.getDefiningOp<scf::ForallOp>();
-  if (!t.blockTiles)
-    return fail(kernel, "the kernel does not yield an scf.forall's result");
+  // The block tiles: the only scf.forall of the body; the fused epilogue
+  // chain (the generics after it) reads its result.
+  for (auto forall : block.getOps<scf::ForallOp>()) {
+    if (t.blockTiles)
+      return fail(forall, "the kernel has more than one block tile loop");
+    t.blockTiles = forall;
+  }
+  if (!t.blockTiles || t.blockTiles->getNumResults() != 1)
+    return fail(kernel, "the kernel's result is not an scf.forall's");
+  for (Operation *op = t.blockTiles->getNextNode(); op;
+       op = op->getNextNode())
+    if (auto g = dyn_cast<linalg::GenericOp>(op))
+      t.chain.push_back(g);
   scf::ForallOp forall = t.blockTiles;
   if (forall.getRank() != 2 ||
       !llvm::all_of(forall.getMixedLowerBound(),
@@ -579,6 +636,9 @@ FailureOr<TiledMatmul> kb::matchTiledMatmul(KernelOp kernel) {
   }
   if (sliceSource(tile) != kLoop.getResult(0))
     return fail(forall, "the block tile's result is not the K loop's");
+  if (failed(checkEpilogueChain(kernel, forall.getResult(0), t.chain, t.M,
+                                t.N)))
+    return failure();
   return t;
 }
 
@@ -587,8 +647,9 @@ LogicalResult kb::untileMatmulBody(KernelOp kernel) {
   if (failed(t))
     return failure();
   Block &block = kernel.getBody().front();
-  Operation *yield = block.getTerminator();
-  OpBuilder b(yield);
+  // In the block tiles' place: the fused epilogue chain after them reads
+  // the result.
+  OpBuilder b(t->blockTiles);
   // In the order kopt-lower-to-linalg writes them: the accumulator's empty
   // tensor, the zero, the fill, the contraction, the epilogue's empty
   // tensor, the epilogue.
@@ -611,12 +672,13 @@ LogicalResult kb::untileMatmulBody(KernelOp kernel) {
   Value fill = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   Value result = clone(tiled, accType, {t->a, t->b}, fill);
   if (linalg::GenericOp epilogue = t->epilogue) {
-    auto outType = cast<RankedTensorType>(yield->getOperand(0).getType());
+    auto outType =
+        cast<RankedTensorType>(t->blockTiles->getResult(0).getType());
     Value out = tensor::EmptyOp::create(
         b, epilogue.getLoc(), outType.getShape(), outType.getElementType());
     result = clone(epilogue, outType, {result}, out);
   }
-  yield->setOperand(0, result);
+  t->blockTiles->getResult(0).replaceAllUsesWith(result);
   IRRewriter rewriter(kernel.getContext());
   rewriter.eraseOp(t->blockTiles);
   eraseDeadOps(rewriter, block);

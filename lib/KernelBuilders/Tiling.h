@@ -1,8 +1,8 @@
 //===- Tiling.h - matmul block tiles by upstream tiling ---------*- C++ -*-===//
 //
 // kopt-tile's first step for a matmul kernel: the kernel body (fill(0) + a
-// contraction generic + at most one elementwise epilogue generic, linalg on
-// tensors) is tiled with upstream MLIR's TilingInterface to the schedule's
+// contraction generic + at most one elementwise epilogue generic + a fused
+// epilogue chain, linalg on tensors) is tiled with upstream MLIR's TilingInterface to the schedule's
 // block tiles and K tiles, padded to whole tiles and its operand tiles
 // promoted to shared memory. The matmul builder (Matmul/) then lowers that
 // tiled form (docs/compiler.md, "kopt-tile").
@@ -21,10 +21,26 @@ namespace kopt::kb {
 
 /// A matmul kernel body before tiling: fill(0) -> contraction generic ->
 /// optional elementwise epilogue generic (identity maps, one input: the
-/// contraction's result), whose result the kernel yields.
+/// contraction's result: the rounding to C's type) -> the fused epilogue
+/// chain (kopt-fuse: elementwise generics over [M, N], each reading the
+/// values before it through identity maps and kernel arguments through any
+/// map that loads support, e.g. a bias row), whose last result the kernel
+/// yields. Tiling tiles the contraction and the rounding; the chain stays
+/// over the whole [M, N] and the builder applies it to each element as it
+/// stores C.
 struct MatmulBody {
   mlir::linalg::GenericOp contraction, epilogue;
+  llvm::SmallVector<mlir::linalg::GenericOp> chain;
 };
+
+/// Checks that `chain` (the generics after the contraction and its rounding
+/// epilogue, in order) is an epilogue chain over [m, n] as MatmulBody says,
+/// `first` being the value the chain starts from, and that the kernel yields
+/// exactly the chain's last result; emits an error at the offending op.
+mlir::LogicalResult checkEpilogueChain(KernelOp kernel, mlir::Value first,
+                                       llvm::ArrayRef<mlir::linalg::GenericOp>
+                                           chain,
+                                       int64_t m, int64_t n);
 
 /// Matches the untiled body; emits an error at the offending op otherwise.
 mlir::FailureOr<MatmulBody> matchMatmulBody(KernelOp kernel);
@@ -112,6 +128,9 @@ struct TiledMatmul {
   /// tile's) and the
   /// epilogue on the block tile's valid part (null without one).
   mlir::linalg::GenericOp contraction, epilogue;
+  /// The fused epilogue chain after the block tiles (MatmulBody), over the
+  /// whole [M, N]; empty without one.
+  llvm::SmallVector<mlir::linalg::GenericOp> chain;
   /// The kernel's block arguments A and B are tiled from.
   mlir::Value a, b;
   int64_t M = 0, N = 0, K = 0;

@@ -42,8 +42,8 @@
 // RUN: not ls %t.out.json %t.nobinary.ptx %t.nobinary.json
 
 // A Llama-style decode step (16 tokens, a 1024-wide slice of the MLP): rmsnorm,
-// matmul with a Linear weight, silu, row max (silu and the max one row kernel with two
-// outputs); and a second function (GPT-2 MLP gelu).
+// matmul with a Linear weight, silu (the matmul's fused epilogue), row max; and a
+// second function (GPT-2 MLP gelu).
 func.func @decode_mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<1024x4096xbf16>)
     -> (tensor<16x1024xbf16>, tensor<16xf32>) {
   %n = kopt.rmsnorm %x weight(%w : tensor<4096xbf16>) eps = 1.0e-05 : tensor<16x4096xbf16>
@@ -77,13 +77,13 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX:         shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
 // PTX:         bar.sync 0;
 // PTX:         rsqrt.approx
-// PTX-LABEL: .visible .entry matmul_0(
-// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_0,
-// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_1,
-// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_2,
-// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_0_param_3,
-// PTX-NEXT:    .param .u64 matmul_0_param_4,
-// PTX-NEXT:    .param .u64 matmul_0_param_5
+// PTX-LABEL: .visible .entry matmul_silu_0(
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_silu_0_param_0,
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_silu_0_param_1,
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_silu_0_param_2,
+// PTX-NEXT:    .param .u64 .ptr .align 1 matmul_silu_0_param_3,
+// PTX-NEXT:    .param .u64 matmul_silu_0_param_4,
+// PTX-NEXT:    .param .u64 matmul_silu_0_param_5
 // PTX-NEXT:  )
 // The default schedule of a decode GEMM (M = 16 <= 64, N = 1024) on sm_90a: 32
 // tiles of 64 x 32 are few, so K is split in 4 over 64 x 16 tiles (the workspace
@@ -100,18 +100,12 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // PTX:         wgmma.fence.sync.aligned;
 // PTX:         wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // PTX:         wgmma.wait_group.sync.aligned 1;
-// PTX:         cvt.rn.bf16x2.f32
-// The silu joins the row max that reads it: one row kernel (the silu is returned
-// too, a second output); 16 rows of 1024 bf16 columns: 128 threads, 8 columns each.
-// PTX-LABEL: .visible .entry silu_reduce_0(
-// PTX-NEXT:    .param .u64 .ptr .align 1 silu_reduce_0_param_0,
-// PTX-NEXT:    .param .u64 .ptr .align 1 silu_reduce_0_param_1,
-// PTX-NEXT:    .param .u64 .ptr .align 1 silu_reduce_0_param_2
-// PTX-NEXT:  )
-// PTX-NEXT:  .maxntid 128, 1, 1
+// The epilogue: silu of each rounded element (libdevice's exp), then stored.
 // PTX:         ex2.approx
+// PTX:         cvt.rn.bf16x2.f32
+// PTX-LABEL: .visible .entry reduce_0(
+// PTX:       .maxntid 128, 1, 1
 // PTX:         shfl.sync.bfly.b32
-// PTX:         bar.sync 0;
 // PTX-LABEL: .visible .entry gelu_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 gelu_0_param_0,
 // PTX-NEXT:    .param .u64 .ptr .align 1 gelu_0_param_1
@@ -222,18 +216,18 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   param input input bf16 [16,4096]
 // SUMMARY-NEXT:   param weight input bf16 [4096]
 // SUMMARY-NEXT:   param result output bf16 [16,4096]
-// SUMMARY-NEXT: kernel matmul_0 class=matmul grid=[256,1,1] block=[160,1,1] smem=81984
-// SUMMARY-NEXT:   op matmul attrs={"transpose_a": false, "transpose_b": true} a=a b=b -> result
-// SUMMARY-NEXT:   param a input bf16 [16,4096]
-// SUMMARY-NEXT:   param b input bf16 [1024,4096]
-// SUMMARY-NEXT:   param result output bf16 [16,1024]
-// SUMMARY-NEXT:   param workspace workspace f32 [65600]
-// SUMMARY-NEXT: kernel silu_reduce_0 class=row grid=[16,1,1] block=[128,1,1] smem=0
-// SUMMARY-NEXT:   op silu attrs={} input=in0 -> out0
-// SUMMARY-NEXT:   op reduce attrs={"kind": "max"} input=out0 -> out1
-// SUMMARY-NEXT:   param in0 input bf16 [16,1024]
+// SUMMARY-NEXT: kernel matmul_silu_0 class=matmul grid=[256,1,1] block=[160,1,1] smem=81984
+// SUMMARY-NEXT:   op matmul attrs={"transpose_a": false, "transpose_b": true} a=in0 b=in1 -> t0
+// SUMMARY-NEXT:   op silu attrs={} input=t0 -> out0
+// SUMMARY-NEXT:   value t0 bf16 [16,1024]
+// SUMMARY-NEXT:   param in0 input bf16 [16,4096]
+// SUMMARY-NEXT:   param in1 input bf16 [1024,4096]
 // SUMMARY-NEXT:   param out0 output bf16 [16,1024]
-// SUMMARY-NEXT:   param out1 output f32 [16]
+// SUMMARY-NEXT:   param workspace workspace f32 [65600]
+// SUMMARY-NEXT: kernel reduce_0 class=row grid=[16,1,1] block=[128,1,1] smem=0
+// SUMMARY-NEXT:   op reduce attrs={"kind": "max"} input=input -> result
+// SUMMARY-NEXT:   param input input bf16 [16,1024]
+// SUMMARY-NEXT:   param result output f32 [16]
 // SUMMARY-NEXT: kernel gelu_0 class=elementwise grid=[25,1,1] block=[256,1,1] smem=0
 // SUMMARY-NEXT:   op gelu attrs={"approximate": "tanh"} input=input -> result
 // SUMMARY-NEXT:   param input input f16 [8,6400]
@@ -245,11 +239,10 @@ func.func @gelu_tanh(%x: tensor<8x6400xf16>) -> tensor<8x6400xf16> {
 // SUMMARY-NEXT:   arg out0 output bf16 [16,1024]
 // SUMMARY-NEXT:   arg out1 output f32 [16]
 // SUMMARY-NEXT:   buffer 0 bf16 [16,4096]
-// SUMMARY-NEXT:   buffer 1 bf16 [16,1024]
-// SUMMARY-NEXT:   buffer 2 f32 [65600]
+// SUMMARY-NEXT:   buffer 1 f32 [65600]
 // SUMMARY-NEXT:   launch rmsnorm_0 arg0 arg1 buf0
-// SUMMARY-NEXT:   launch matmul_0 buf0 arg2 buf1 buf2
-// SUMMARY-NEXT:   launch silu_reduce_0 buf1 arg3 arg4
+// SUMMARY-NEXT:   launch matmul_silu_0 buf0 arg2 arg3 buf1
+// SUMMARY-NEXT:   launch reduce_0 arg3 arg4
 // SUMMARY-NEXT: function gelu_tanh
 // SUMMARY-NEXT:   arg arg0 input f16 [8,6400]
 // SUMMARY-NEXT:   arg out0 output f16 [8,6400]

@@ -1,8 +1,9 @@
 // kopt-fuse's fusion decisions: chains of elementwise ops of one result shape
 // form one kernel (named after its ops, `source` listing them); broadcast
 // operands and values from other kernels are its inputs; a value used outside
-// is an output (several outputs where needed); matmuls keep their own kernels
-// and break chains (row ops: test/Transforms/fuse-rows.mlir); no grouping makes kernels depend on each
+// is an output (several outputs where needed); a matmul takes the ops after it
+// as its epilogue and none before it (row ops: test/Transforms/fuse-rows.mlir;
+// matmul epilogues: test/Transforms/fuse-epilogues.mlir); no grouping makes kernels depend on each
 // other in a cycle. test/Transforms/fuse-off.mlir has the one-op kernels
 // (fuse=false).
 // RUN: kopt-opt %s --kopt-fuse | FileCheck %s
@@ -35,13 +36,12 @@ func.func @softcap(%logits: tensor<16x256xf32>, %cap: tensor<f32>) -> tensor<16x
   return %y : tensor<16x256xf32>
 }
 
-// SwiGLU: the matmuls keep their kernels; silu(gate) * up is one kernel whose
-// inputs are the two matmuls' results.
+// SwiGLU: silu(gate) * up is the gate matmul's epilogue (one kernel), reading
+// the up matmul's result (its own kernel: a kernel holds one matmul).
 // CHECK-LABEL: func.func @swiglu(
-// CHECK:         %[[G:.*]] = kopt.kernel "matmul_0"
-// CHECK:         %[[U:.*]] = kopt.kernel "matmul_1"
-// CHECK:         %[[P:.*]] = kopt.kernel "silu_mul_0" ins(%[[G]], %[[U]] : tensor<16x128xbf16>, tensor<16x128xbf16>) -> tensor<16x128xbf16>
-// CHECK-SAME:      ops = [{attrs = {}, name = "silu", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "mul", operands = ["t0", "in1"], results = ["out0"]}], params = ["in0", "in1", "out0"], values = [{name = "t0", type = tensor<16x128xbf16>}]
+// CHECK:         %[[U:.*]] = kopt.kernel "matmul_0" ins(%{{.*}}, %{{.*}} : tensor<16x64xbf16>, tensor<128x64xbf16>)
+// CHECK:         %[[P:.*]] = kopt.kernel "matmul_silu_mul_0" ins(%{{.*}}, %{{.*}}, %[[U]] : tensor<16x64xbf16>, tensor<128x64xbf16>, tensor<16x128xbf16>) -> tensor<16x128xbf16>
+// CHECK-SAME:      ops = [{attrs = {transpose_a = false, transpose_b = true}, name = "matmul", operands = ["in0", "in1"], results = ["t0"]}, {attrs = {}, name = "silu", operands = ["t0"], results = ["t1"]}, {attrs = {}, name = "mul", operands = ["t1", "in2"], results = ["out0"]}], params = ["in0", "in1", "in2", "out0"]
 // CHECK:         return %[[P]]
 // OFF-LABEL:   func.func @swiglu(
 // OFF:           kopt.kernel "silu_0"
@@ -96,11 +96,11 @@ func.func @shapes_differ(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf
   return %r : tensor<4x8xf32>
 }
 
-// A matmul breaks a chain: add before it, relu after it.
+// A matmul takes no producer: the add before it stays apart; the relu after it
+// is its epilogue.
 // CHECK-LABEL: func.func @matmul_breaks(
-// CHECK:         kopt.kernel "add_0" ins
-// CHECK:         kopt.kernel "matmul_2" ins
-// CHECK:         kopt.kernel "relu_0" ins
+// CHECK:         %[[A:.*]] = kopt.kernel "add_0" ins
+// CHECK:         kopt.kernel "matmul_relu_0" ins(%[[A]], %{{.*}} :
 // CHECK-NOT:     kopt.kernel
 func.func @matmul_breaks(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %a = kopt.add %x, %y : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
@@ -109,14 +109,14 @@ func.func @matmul_breaks(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8
   return %r : tensor<8x8xf32>
 }
 
-// No cycles: the mul reads the add directly and through the matmul, so it
-// cannot join the add's kernel (that kernel would feed the matmul's and read
-// it). The add's result is read by both kernels after it. Row ops and the
-// elementwise ops around them: test/Transforms/fuse-rows.mlir.
+// The mul reads the add and the matmul: it is the matmul's epilogue, reading
+// the add's result as an input; the add cannot join (a matmul takes no
+// producer). Row ops and the elementwise ops around them, and the refusals
+// that keep kernels from depending on each other in a cycle:
+// test/Transforms/fuse-rows.mlir.
 // CHECK-LABEL: func.func @no_cycle(
 // CHECK:         %[[A:.*]] = kopt.kernel "add_1" ins
-// CHECK:         %[[S:.*]] = kopt.kernel "matmul_3" ins(%[[A]], %{{.*}} :
-// CHECK:         kopt.kernel "mul_0" ins(%[[A]], %[[S]] :
+// CHECK:         kopt.kernel "matmul_mul_0" ins(%[[A]], %{{.*}} :
 func.func @no_cycle(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %a = kopt.add %x, %y : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
   %s = kopt.matmul %a, %y : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
@@ -128,7 +128,7 @@ func.func @no_cycle(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32>
 // first op's result (an output of the kernel) moves after it.
 // CHECK-LABEL: func.func @reordered(
 // CHECK:         %[[K:.*]]:2 = kopt.kernel "exp_neg_0" ins
-// CHECK:         %[[M:.*]] = kopt.kernel "matmul_4" ins(%[[K]]#0, %{{.*}} :
+// CHECK:         %[[M:.*]] = kopt.kernel "matmul_1" ins(%[[K]]#0, %{{.*}} :
 // CHECK:         return %[[K]]#1, %[[M]]
 func.func @reordered(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
   %e = kopt.exp %x : tensor<8x8xf32>

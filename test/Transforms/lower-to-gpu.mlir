@@ -224,26 +224,24 @@ func.func @matmul_transpose_a(%a: tensor<24x64xf32>, %b: tensor<24x130xf32>) -> 
 // CHECK-NOT:     -> (
 // CHECK:         %[[N:.*]] = memref.alloc() : memref<16x4096xbf16>
 // CHECK:         kopt.launch @kopt_kernels::@rmsnorm_0 {{.*}} args(%[[X]], %[[W]], %[[N]] : memref<16x4096xbf16>, memref<4096xbf16>, memref<16x4096xbf16>)
-// CHECK:         %[[G:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         kopt.launch @kopt_kernels::@matmul_0 {{.*}} args(%[[N]], %[[WG]], %[[G]], %{{.*}}, %{{.*}} : memref<16x4096xbf16>, memref<14336x4096xbf16>, memref<16x14336xbf16>, i64, i64)
+// The up matmul first: the gate matmul's kernel takes silu(gate) * up as its
+// epilogue (up an input), writing the first result; silu's result and the
+// gate's need no buffer.
 // CHECK:         %[[U:.*]] = memref.alloc() : memref<16x14336xbf16>
-// CHECK:         kopt.launch @kopt_kernels::@matmul_1 {{.*}} args(%[[N]], %[[WU]], %[[U]], %{{.*}}, %{{.*}} : memref<16x4096xbf16>, memref<14336x4096xbf16>, memref<16x14336xbf16>, i64, i64)
-// silu and mul are one fused kernel: silu's result needs no buffer.
+// CHECK:         kopt.launch @kopt_kernels::@matmul_0 {{.*}} args(%[[N]], %[[WU]], %[[U]], %{{.*}}, %{{.*}} : memref<16x4096xbf16>, memref<14336x4096xbf16>, memref<16x14336xbf16>, i64, i64)
 // CHECK-NOT:     memref.alloc
-// CHECK:         kopt.launch @kopt_kernels::@silu_mul_0 {{.*}} args(%[[G]], %[[U]], %[[OUT0]] : memref<16x14336xbf16>, memref<16x14336xbf16>, memref<16x14336xbf16>)
-// CHECK-SAME:      kernel_class = "elementwise", num_inputs = 2 : i64, num_outputs = 1 : i64, source = {ops = [{attrs = {}, name = "silu", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "mul", operands = ["t0", "in1"], results = ["out0"]}]
+// CHECK:         kopt.launch @kopt_kernels::@matmul_silu_mul_0 {{.*}} args(%[[N]], %[[WG]], %[[U]], %[[OUT0]], %{{.*}}, %{{.*}} : memref<16x4096xbf16>, memref<14336x4096xbf16>, memref<16x14336xbf16>, memref<16x14336xbf16>, i64, i64)
+// CHECK-SAME:      kernel_class = "matmul", num_inputs = 3 : i64, num_outputs = 1 : i64
 // The second result is the input plus a broadcast row: written to its buffer.
 // CHECK:         kopt.launch @kopt_kernels::@add_0 {{.*}} args(%[[X]], %[[W]], %[[OUT1]] : memref<16x4096xbf16>, memref<4096xbf16>, memref<16x4096xbf16>)
 // CHECK-NEXT:    memref.dealloc %[[N]] : memref<16x4096xbf16>
-// CHECK-NEXT:    memref.dealloc %[[G]] : memref<16x14336xbf16>
 // CHECK-NEXT:    memref.dealloc %[[U]] : memref<16x14336xbf16>
 // CHECK-NEXT:    return
 // CHECK-NEXT:  }
 // CHECK:       gpu.module @kopt_kernels {
 // CHECK-DAG:     gpu.func @rmsnorm_0(
 // CHECK-DAG:     gpu.func @matmul_0(
-// CHECK-DAG:     gpu.func @matmul_1(
-// CHECK-DAG:     gpu.func @silu_mul_0(
+// CHECK-DAG:     gpu.func @matmul_silu_mul_0(
 // CHECK-DAG:     gpu.func @add_0(
 func.func @mlp(%x: tensor<16x4096xbf16>, %w: tensor<4096xbf16>, %wg: tensor<14336x4096xbf16>,
                %wu: tensor<14336x4096xbf16>) -> (tensor<16x14336xbf16>, tensor<16x4096xbf16>) {

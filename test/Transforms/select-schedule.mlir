@@ -35,11 +35,11 @@
 
 // Prefill (M = 4096) and decode (M = 16) matmuls, and an elementwise op that
 // takes no schedule.
-func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tensor<16x4096xbf16>) -> (tensor<4096x4096xbf16>, tensor<16x4096xbf16>) {
+func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tensor<16x4096xbf16>) -> (tensor<4096x4096xbf16>, tensor<16x4096xbf16>, tensor<16x4096xbf16>) {
   %0 = kopt.matmul %x, %w {transpose_b} : tensor<4096x4096xbf16>, tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>
   %1 = kopt.matmul %t, %w {transpose_b} : tensor<16x4096xbf16>, tensor<4096x4096xbf16> -> tensor<16x4096xbf16>
-  %2 = kopt.silu %1 : tensor<16x4096xbf16>
-  return %0, %2 : tensor<4096x4096xbf16>, tensor<16x4096xbf16>
+  %2 = kopt.silu %t : tensor<16x4096xbf16>
+  return %0, %1, %2 : tensor<4096x4096xbf16>, tensor<16x4096xbf16>, tensor<16x4096xbf16>
 }
 
 // The heuristic: prefill 128 x 256 wgmma tiles of two warpgroups, on 512 tiles a

@@ -350,7 +350,7 @@ def function_text(name, args, results, lines):
 
 
 def chains():
-    """Fused elementwise chains (kopt-fuse): (name, function text). Each is one kernel
+    """Fused elementwise chains (kopt-fuse): (name, function text, schedule or None). Each is one kernel
     of several ops, checked by kopt-run against the ops' graph; awkward shapes: widths
     that are not a multiple of 8, a broadcast along a middle dimension, a scalar read
     by two ops, several outputs."""
@@ -358,7 +358,7 @@ def chains():
     out = []
 
     def fn(name, args, results, lines):
-        out.append((name, function_text(name, args, results, lines)))
+        out.append((name, function_text(name, args, results, lines), None))
 
     # Gemma-2 soft-capping at an odd width: tanh(x / cap) * cap, cap a scalar.
     x, c = t([7, 33], "f32"), t([], "f32")
@@ -387,6 +387,60 @@ def chains():
         f"%e = kopt.sigmoid %m : {x}",
         f"%y = kopt.sub %e, %s : {x}, {x} -> {x}"])
     out += row_chains()
+    out += epilogue_chains()
+    return out
+
+
+def epilogue_chains():
+    """Matmuls with their fused epilogues (kopt-fuse): bias + GELU (the staged
+    epilogue), SwiGLU's silu(gate) * up (decode, split-K), a residual add (gemv),
+    exact f32 (FFMA) with bias + relu, an odd N that the staged tile runs past
+    (loads clamped inside C), a persistent grid with TMA stores, each with its
+    default schedule or the one in NAME.sched.json. (name, text[, schedule])."""
+    t = ttype
+    out = []
+
+    def fn(name, args, results, lines, schedule=None):
+        out.append((name, function_text(name, args, results, lines), schedule))
+
+    def mm(res, a, b, at, bt, rt, tb=True):
+        return (f"%{res} = kopt.matmul %{a}, %{b}" + (" {transpose_b}" if tb else "")
+                + f" : {at}, {bt} -> {rt}")
+
+    # BERT's FFN1: bias + GELU on a 512 x 4096 f16 GEMM (staged 16-byte stores).
+    x, w, r, bias = t([512, 1024], "f16"), t([4096, 1024], "f16"), t([512, 4096], "f16"), t([4096], "f16")
+    fn("epi_bias_gelu_f16_512x4096x1024", [("x", x), ("w", w), ("b", bias)], [("%g", r)],
+       [mm("m", "x", "w", x, w, r), f"%a = kopt.add %m, %b : {r}, {bias} -> {r}",
+        f"%g = kopt.gelu %a : {r}"])
+    # SwiGLU at decode: silu(x w_g^T) * (x w_u^T), M = 16 (split-K schedules).
+    x, w, r = t([16, 4096], "bf16"), t([2048, 4096], "bf16"), t([16, 2048], "bf16")
+    fn("epi_swiglu_bf16_16x2048x4096", [("x", x), ("wg", w), ("wu", w)], [("%p", r)],
+       [mm("g", "x", "wg", x, w, r), mm("u", "x", "wu", x, w, r),
+        f"%s = kopt.silu %g : {r}", f"%p = kopt.mul %s, %u : {r}, {r} -> {r}"])
+    # A residual add on a decode GEMV (M = 1).
+    x, w, r = t([1, 4096], "bf16"), t([4096, 4096], "bf16"), t([1, 4096], "bf16")
+    fn("epi_residual_gemv_bf16_1x4096x4096", [("x", x), ("w", w), ("h", r)], [("%y", r)],
+       [mm("m", "x", "w", x, w, r), f"%y = kopt.add %h, %m : {r}, {r} -> {r}"])
+    # Exact f32 (FFMA) with a bias and relu, odd sizes.
+    x, w, r, bias = t([100, 70], "f32"), t([70, 130], "f32"), t([100, 130], "f32"), t([130], "f32")
+    fn("epi_bias_relu_f32_100x130x70", [("x", x), ("w", w), ("b", bias)], [("%y", r)],
+       [mm("m", "x", "w", x, w, r, tb=False), f"%a = kopt.add %m, %b : {r}, {bias} -> {r}",
+        f"%y = kopt.relu %a : {r}"])
+    # N = 1000 is not a multiple of the 256-column block tile: the staged tile's last
+    # columns lie past C (their bias loads clamped); a [M, 1] scale per row.
+    x, w, r = t([300, 512], "bf16"), t([1000, 512], "bf16"), t([300, 1000], "bf16")
+    bias, sc = t([1000], "bf16"), t([300, 1], "bf16")
+    fn("epi_bias_scale_bf16_300x1000x512", [("x", x), ("w", w), ("b", bias), ("s", sc)],
+       [("%y", r)],
+       [mm("m", "x", "w", x, w, r), f"%a = kopt.add %m, %b : {r}, {bias} -> {r}",
+        f"%y = kopt.mul %a, %s : {r}, {sc} -> {r}"])
+    # A persistent grid with TMA stores of the staged tile, bias + SiLU.
+    x, w, r, bias = t([1024, 2048], "bf16"), t([4096, 2048], "bf16"), t([1024, 4096], "bf16"), t([4096], "bf16")
+    fn("epi_bias_silu_tma_store_bf16_1024x4096x2048", [("x", x), ("w", w), ("b", bias)],
+       [("%y", r)],
+       [mm("m", "x", "w", x, w, r), f"%a = kopt.add %m, %b : {r}, {bias} -> {r}",
+        f"%y = kopt.silu %a : {r}"],
+       schedule={"persistent": True, "tma_store": True, "stages": 3})
     return out
 
 
@@ -401,7 +455,7 @@ def row_chains():
     out = []
 
     def fn(name, args, results, lines):
-        out.append((name, function_text(name, args, results, lines)))
+        out.append((name, function_text(name, args, results, lines), None))
 
     x = t([4096, 8], "f32")
     fn("row_softmax_f32_4096x8", [("x", x)], [("%y", x)], [f"%y = kopt.softmax %x : {x}"])
@@ -457,9 +511,12 @@ def main():
         if schedule is not None:
             with open(os.path.join(outdir, name + ".sched.json"), "w") as f:
                 json.dump(schedule, f)
-    for name, text in chains():
+    for name, text, schedule in chains():
         with open(os.path.join(outdir, name + ".mlir"), "w") as f:
             f.write(text)
+        if schedule is not None:
+            with open(os.path.join(outdir, name + ".sched.json"), "w") as f:
+                json.dump(schedule, f)
     print(f"wrote {len(problems()) + len(chains())} problems to {outdir}")
 
 

@@ -34,11 +34,24 @@ namespace sched = kopt::schedule;
 /// Whether the source matmul allows TF32: kopt-fuse records the matmul's
 /// attributes in the kernel's `source`.
 static bool allowsTf32(KernelOp kernel) {
-  if (DictionaryAttr source = kernel.getSourceAttr())
-    if (auto attrs = source.getAs<DictionaryAttr>("attrs"))
+  auto tf32Of = [](DictionaryAttr op) {
+    if (auto attrs = op.getAs<DictionaryAttr>("attrs"))
       if (auto tf32 = attrs.getAs<BoolAttr>("tf32"))
         return tf32.getValue();
-  return false;
+    return false;
+  };
+  DictionaryAttr source = kernel.getSourceAttr();
+  if (!source)
+    return false;
+  // A fused kernel lists its ops (kopt::fusedKernelSource): the matmul's.
+  if (auto ops = source.getAs<ArrayAttr>("ops")) {
+    for (auto op : ops.getAsRange<DictionaryAttr>())
+      if (auto name = op.getAs<StringAttr>("name");
+          name && name.getValue() == "matmul")
+        return tf32Of(op);
+    return false;
+  }
+  return tf32Of(source);
 }
 
 /// The contraction of a kernel that kopt-tile's upstream step has tiled
@@ -50,6 +63,15 @@ static FailureOr<Contraction> analyze(KernelOp kernel, const KernelIO &io) {
   Contraction c;
   c.mm = t->contraction;
   c.epilogue = t->epilogue;
+  c.chain.first = t->blockTiles->getResult(0);
+  for (linalg::GenericOp g : t->chain) {
+    c.chain.ops.push_back(g);
+    SmallVector<Value> &mems = c.chain.inputs.emplace_back();
+    // checkEpilogueChain: each input a kernel argument or a value before.
+    for (OpOperand *o : g.getDpsInputOperands())
+      mems.push_back(isa<BlockArgument>(o->get()) ? io.memrefOf(o->get())
+                                                  : Value());
+  }
   c.out = io.memrefOf(kernel.getBody().front().getTerminator()->getOperand(0));
   c.memA = io.memrefOf(t->a);
   c.memB = io.memrefOf(t->b);

@@ -18,16 +18,63 @@ using namespace kopt;
 using namespace kopt::kb;
 namespace sched = kopt::schedule;
 
-/// `v` rounded by the epilogue payload (the conversion to C's element type),
-/// or `v` itself without one.
+/// A zero of the type of `g`'s output block argument, which its payload does
+/// not read (checked).
+static Value unusedOutput(OpBuilder &b, Location loc, linalg::GenericOp g) {
+  Type t = g.getBody()->getArguments().back().getType();
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(t));
+}
+
+/// The accumulator `v` of output (m, n) rounded by the epilogue payload (the
+/// conversion to C's element type), then through the fused epilogue chain,
+/// whose kernel-argument inputs (a bias, a residual) are loaded at (m, n)
+/// through their indexing maps; with `clamp`, at (min(m, M - 1), min(n, N -
+/// 1)), for elements past C's edge that are computed but not stored.
 static Value roundResult(OpBuilder &b, Location loc, const Contraction &c,
-                         Value v) {
-  if (!c.epilogue)
+                         Value v, Value m, Value n, bool clamp) {
+  if (c.epilogue)
+    v = clonePayload(b, c.epilogue, {v, unusedOutput(b, loc, c.epilogue)});
+  if (c.chain.ops.empty())
     return v;
-  Type outElt = cast<MemRefType>(c.out.getType()).getElementType();
-  return clonePayload(
-      b, c.epilogue,
-      {v, arith::ConstantOp::create(b, loc, b.getZeroAttr(outElt))});
+  if (clamp) {
+    m = arith::MinUIOp::create(b, loc, m, indexConst(b, loc, c.M - 1));
+    n = arith::MinUIOp::create(b, loc, n, indexConst(b, loc, c.N - 1));
+  }
+  DenseMap<Value, Value> at;
+  at[c.chain.first] = v;
+  for (auto [i, gc] : llvm::enumerate(c.chain.ops)) {
+    linalg::GenericOp g = gc;
+    ArrayRef<Value> mems = c.chain.inputs[i];
+    SmallVector<Value> args;
+    for (auto [o, mem] : llvm::zip(g.getDpsInputOperands(), mems)) {
+      if (!mem) {
+        args.push_back(at.lookup(o->get()));
+        continue;
+      }
+      // checkEpilogueChain admitted maps of dimensions and constants.
+      SmallVector<Value> idx = *applyIndexingMap(
+          b, loc, g.getMatchingIndexingMap(o), ValueRange{m, n});
+      args.push_back(memref::LoadOp::create(b, loc, mem, idx));
+    }
+    args.push_back(unusedOutput(b, loc, g));
+    at[g.getResult(0)] = clonePayload(b, g, args);
+  }
+  linalg::GenericOp last = c.chain.ops.back();
+  return at.lookup(last.getResult(0));
+}
+
+/// roundResult of `vs`, the accumulators of (m, n), (m, n + 1), ...
+static SmallVector<Value> roundResults(OpBuilder &b, Location loc,
+                                       const Contraction &c, ArrayRef<Value> vs,
+                                       Value m, Value n, bool clamp) {
+  SmallVector<Value> rounded;
+  for (auto [i, v] : llvm::enumerate(vs)) {
+    Value col = i == 0 ? n
+                       : arith::AddIOp::create(b, loc, n, indexConst(b, loc, i))
+                             .getResult();
+    rounded.push_back(roundResult(b, loc, c, v, m, col, clamp));
+  }
+  return rounded;
 }
 
 /// Stores `vs` (already rounded) at `indices` of `mem`: one element, or one
@@ -60,9 +107,8 @@ static void storeResult(OpBuilder &b, Location loc, const Contraction &c,
                                 /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  SmallVector<Value> rounded;
-  for (Value v : vs)
-    rounded.push_back(roundResult(b, loc, c, v));
+  SmallVector<Value> rounded =
+      roundResults(b, loc, c, vs, m, n, /*clamp=*/false);
   storeElements(b, loc, rounded, c.out, ValueRange{m, n});
 }
 
@@ -154,9 +200,9 @@ static void stageSwizzled(OpBuilder &b, Location loc, const StagedEpilogue &st,
 static void stageResult(OpBuilder &b, Location loc, const Contraction &c,
                         const StagedEpilogue &st, ArrayRef<Value> vs, Value m,
                         Value n) {
-  SmallVector<Value> rounded;
-  for (Value v : vs)
-    rounded.push_back(roundResult(b, loc, c, v));
+  // Elements past C's edge are staged too (the stores skip them).
+  SmallVector<Value> rounded =
+      roundResults(b, loc, c, vs, m, n, /*clamp=*/true);
   if (st.tensorMap)
     return stageSwizzled(b, loc, st, rounded, m, n);
   Value row = arith::SubIOp::create(b, loc, m, st.m0);

@@ -19,8 +19,21 @@
 namespace kopt::kb {
 
 /// What a matmul kernel computes, read off its linalg body.
+/// The fused epilogue chain of a matmul kernel (Tiling.h, MatmulBody): its
+/// generics in order over [M, N]; per generic, per input, the memref of a
+/// kernel argument it reads (through the input's indexing map, at the
+/// element's global (m, n)), or null for a value computed before it; and
+/// `first`, the tile result the chain starts from.
+struct EpilogueChain {
+  llvm::SmallVector<mlir::linalg::GenericOp> ops;
+  llvm::SmallVector<llvm::SmallVector<mlir::Value>> inputs;
+  mlir::Value first;
+};
+
 struct Contraction {
   mlir::linalg::GenericOp mm, epilogue;
+  /// Applied after `epilogue` to every element stored (empty: none).
+  EpilogueChain chain;
   mlir::Value out, memA, memB;
   int64_t M = 0, N = 0, K = 0;
   mlir::AffineMap mapA, mapB;
