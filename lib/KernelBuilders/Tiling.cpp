@@ -297,6 +297,28 @@ static LogicalResult settle(IRRewriter &rewriter, KernelOp kernel) {
     return kernel.emitOpError("kopt-tile: the tiled kernel does not settle");
   DominanceInfo dominance;
   eliminateCommonSubExpressions(rewriter, dominance, kernel);
+  // The body's constants (which the cleanup gathered at its start in the
+  // order it met them) in the order of their first uses, so that the same
+  // tiled ops give the same body however they were reached (kopt-tile checks
+  // a tiled kernel it reads back against a fresh tiling of its untiled form).
+  Block &block = kernel.getBody().front();
+  DenseMap<Operation *, unsigned> firstUse;
+  unsigned n = 0;
+  kernel.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == &block && isa<arith::ConstantOp>(def))
+        firstUse.try_emplace(def, n++);
+  });
+  SmallVector<Operation *> constants;
+  for (Operation &op : block)
+    if (isa<arith::ConstantOp>(op))
+      constants.push_back(&op);
+  llvm::stable_sort(constants, [&](Operation *x, Operation *y) {
+    return firstUse.lookup(x) < firstUse.lookup(y);
+  });
+  for (Operation *c : llvm::reverse(constants))
+    c->moveBefore(&block, block.begin());
   return success();
 }
 
@@ -647,9 +669,11 @@ LogicalResult kb::untileMatmulBody(KernelOp kernel) {
   if (failed(t))
     return failure();
   Block &block = kernel.getBody().front();
-  // In the block tiles' place: the fused epilogue chain after them reads
-  // the result.
-  OpBuilder b(t->blockTiles);
+  // After the body's constants, where kopt-lower-to-linalg's ops begin (the
+  // fused epilogue chain after the block tiles reads the result).
+  auto firstOp = llvm::find_if(
+      block, [](Operation &op) { return !isa<arith::ConstantOp>(op); });
+  OpBuilder b(&block, firstOp);
   // In the order kopt-lower-to-linalg writes them: the accumulator's empty
   // tensor, the zero, the fill, the contraction, the epilogue's empty
   // tensor, the epilogue.
@@ -667,8 +691,17 @@ LogicalResult kb::untileMatmulBody(KernelOp kernel) {
   Type accElt = getElementTypeOrSelf(tiled.getDpsInitOperand(0)->get());
   auto accType = RankedTensorType::get({t->M, t->N}, accElt);
   Value empty = tensor::EmptyOp::create(b, loc, accType.getShape(), accElt);
-  Value zero =
-      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(accElt)));
+  // The fill's zero: the tiled body's own when it has one (tiling's cleanup
+  // gathered its constants at its start), else a new one there.
+  Attribute zeroAttr = b.getZeroAttr(accElt);
+  Value zero;
+  for (auto cst : block.getOps<arith::ConstantOp>())
+    if (cst.getValue() == zeroAttr && !zero)
+      zero = cst;
+  if (!zero) {
+    OpBuilder top = OpBuilder::atBlockBegin(&block);
+    zero = arith::ConstantOp::create(top, loc, cast<TypedAttr>(zeroAttr));
+  }
   Value fill = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   Value result = clone(tiled, accType, {t->a, t->b}, fill);
   if (linalg::GenericOp epilogue = t->epilogue) {

@@ -27,15 +27,15 @@
 // the K loop one tile short:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/scf.for %arg8 = %c0 to %c64 step %c32/scf.for %arg8 = %c0 to %c32 step %c32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // a fill of -0.0 (the same sums, but not kopt-tile's form), with the note:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst_0 = arith.constant 0.000000e+00 : f32/%cst_0 = arith.constant -0.000000e+00 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=KNOTE
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst = arith.constant 0.000000e+00 : f32/%cst = arith.constant -0.000000e+00 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=KNOTE
 // an instruction tile loop skipping half of K:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/scf.for %arg17 = %c0 to %c32 step %c16/scf.for %arg17 = %c0 to %c32 step %c32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // warp tiles of 32 rows:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/step (64, 64)/step (32, 64)/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // A and B padded with ones:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst = arith.constant 0.000000e+00 : bf16/%cst = arith.constant 1.000000e+00 : bf16/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst_0 = arith.constant 0.000000e+00 : bf16/%cst_0 = arith.constant 1.000000e+00 : bf16/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the accumulator filled with ones:
-// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst_0 = arith.constant 0.000000e+00 : f32/%cst_0 = arith.constant 1.000000e+00 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/%cst = arith.constant 0.000000e+00 : f32/%cst = arith.constant 1.000000e+00 : f32/' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the tiles promoted to private memory:
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | sed -e 's/address_space<workgroup>/address_space<private>/g' | not kopt-opt -split-input-file --kopt-tile 2>&1 | FileCheck %s --check-prefix=EDITED
 // the contraction's payload subtracting (acc - a * b):
