@@ -133,18 +133,22 @@ def markdown(record):
     peers = [p for p in ks.PEERS if any(p in (r.get("peers") or {}) for r in record["problems"])]
     out.append("## Problems")
     out.append("")
-    head = ["#", "problem", "kernels", "kopt", "kopt ms"]
+    head = ["#", "problem", "kernels", "eager kernels", "kopt", "kopt ms"]
     head += [f"{ks.PEER_TITLES[p]} ms" for p in peers]
     head += [f"x {ks.PEER_TITLES[p]}" for p in peers]
     head += ["TFLOP/s", "GB/s", "bound", "% SOL", "SOL score"]
     out.append("| " + " | ".join(head) + " |")
-    out.append("| " + " | ".join(["---:", "---", "---:", "---"] + ["---:"] * (len(head) - 4)) +
+    out.append("| " + " | ".join(["---:", "---", "---:", "---:", "---"] +
+                                 ["---:"] * (len(head) - 5)) +
                " |")
     for i, r in enumerate(record["problems"], 1):
         k = r.get("kopt") or {}
         rates = k.get("rates") or {}
         sol = (r.get("sol") or {}).get("datasheet") or {}
-        row = [str(i), r["name"], str(len(k.get("kernels") or []) or ""), kopt_cell(r),
+        eager = (r.get("peers") or {}).get("eager") or r.get("eager_check") or {}
+        n_eager = eager.get("kernels")
+        row = [str(i), r["name"], str(len(k.get("kernels") or []) or ""),
+               "" if n_eager is None else str(n_eager), kopt_cell(r),
                _ms(_median(k) if k.get("status") == "ok" else None)]
         row += [_ms(_median((r.get("peers") or {}).get(p))) for p in peers]
         row += [_x((r.get("speedup") or {}).get(p)) for p in peers]
@@ -155,7 +159,9 @@ def markdown(record):
     out.append("")
     out.append("TFLOP/s and GB/s are kopt's, from the problem's FLOPs and minimal bytes "
                "(inputs read once, outputs written once); % SOL = T_SOL / T_kopt with the "
-               "datasheet limits; bound: which roofline term is larger.")
+               "datasheet limits; bound: which roofline term is larger; kernels: kopt's "
+               "launches per call of the function; eager kernels: the CUDA kernels one "
+               "PyTorch eager call launches (torch.profiler).")
     out.append("")
 
     notes = []

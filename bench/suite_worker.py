@@ -50,6 +50,23 @@ class Worker(GpuWorker):
                          **{key: res[key] for key in ("registers", "local_bytes",
                                                       "static_shared_bytes")}})
         return mod, fn, mfn, info
+    def count_kernels(self, fn):
+        """The GPU kernels one call of `fn` launches, as torch.profiler's CUDA
+        activity records them (kernels only: memcpy and memset are not counted);
+        None when the profiler is unavailable."""
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                self.torch.cuda.synchronize()
+            names = [e.name for e in prof.events()
+                     if getattr(e, "device_type", None) is not None
+                     and e.device_type.name == "CUDA"
+                     and not e.name.lower().startswith(("memcpy", "memset"))]
+            return len(names)
+        except Exception:  # the count is a report, never a failure
+            return None
+
     def run_problem(self, p, comp):
         torch = self.torch
         o = self.o
@@ -88,6 +105,7 @@ class Worker(GpuWorker):
             with torch.no_grad():
                 eager_outs = fwd_eager(*inputs)
                 eager["check"] = peer_check(eager_outs)
+                eager["kernels"] = self.count_kernels(lambda: fwd_eager(*inputs))
             eager_err = {x["name"]: x["rel_err_vs_fp64"] for x in eager["check"]}
         except Exception as e:
             eager["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
