@@ -64,8 +64,12 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
     a producer joins its consumer's kernel unless that would put two row ops
     in one kernel or make the kernels depend on each other in a cycle; a
     value also used outside the kernel is one of its outputs (add + RMSNorm
-    writes the sum and the normalized rows). Matmul and pack ops form their
-    own kernels. The kernel records the ops it computes (`source`)
+    writes the sum and the normalized rows). A matmul takes the elementwise
+    ops over its [M, N] result that read it as its fused epilogue (bias,
+    GELU, SiLU, residual, SwiGLU), when the kernel keeps one output of the
+    matmul's element type and the matmul's operands come from outside; a
+    kernel holds at most one matmul or row op. Pack ops form their own
+    kernels. The kernel records the ops it computes (`source`)
     for the launch manifest. Kernel names are `<op>_<n>` (a fused kernel:
     its ops' names joined by `_`, the first four and then `_more` for longer
     chains, then `_<n>`), numbered across the module. `fuse=false` puts every
@@ -75,9 +79,10 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",
-           "Fuse chains of elementwise ops, and row ops with their "
-           "elementwise producers and consumers, into one kernel (false: "
-           "one kernel per op)">,
+           "Fuse chains of elementwise ops, row ops with their "
+           "elementwise producers and consumers, and matmuls with their "
+           "elementwise epilogues, into one kernel (false: one kernel per "
+           "op)">,
     Option<"maxParams", "max-params", "unsigned", /*default=*/"256",
            "Most buffers (inputs and outputs) of a fused kernel">,
   ];

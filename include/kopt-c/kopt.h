@@ -92,7 +92,8 @@ typedef struct kopt_compile_options {
    *  "kernels.ptx"). */
   const char *ptx_file_name;
   /** Non-zero: one kernel per op (kopt-fuse's fuse=false); 0 (the default):
-   *  chains of elementwise ops fused into one kernel (docs/compiler.md). */
+   *  elementwise chains, row ops with their elementwise neighbours and
+   *  matmuls with their epilogues fused (docs/compiler.md). */
   int no_fusion;
 } kopt_compile_options;
 

@@ -102,8 +102,9 @@ def compile(source: Source, *, chip: Optional[str] = None,
     ``schedule`` (a schedule JSON file, or the parsed JSON as dict/list:
     docs/schedules.md), ``pack_min_reuse`` (kopt-pack-operands; 0 = never),
     ``name`` (the source's name in diagnostics), ``fuse`` (False: one kernel
-    per op; True, the default: chains of elementwise ops fused into one
-    kernel, docs/compiler.md).
+    per op; True, the default: elementwise chains, row ops with the
+    elementwise ops around them and matmuls with their epilogues fused,
+    docs/compiler.md).
 
     Raises CompileError with the diagnostics (``name:line:col: error: ...``)
     when the input is rejected.
