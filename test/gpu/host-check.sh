@@ -11,7 +11,8 @@
 # 3. runs and checks every kernel with kopt-run (test/gpu/run_gpu_tests.sh,
 #    PyTorch eager skipped): OUT_DIR/gpu/summary.md;
 # 4. runs the GPU tests of the Python package with the bundle's libkopt.so,
-#    compiling in-process (test/gpu/test_package.py): OUT_DIR/package.log.
+#    compiling in-process (test/gpu/test_package.py), and the special-value
+#    tests against PyTorch (test/gpu/test_special_values.py): OUT_DIR/package.log.
 # Exit code: 0 when every step passed, 1 otherwise.
 set -u -o pipefail
 if [ $# -lt 2 ]; then
@@ -55,6 +56,7 @@ tail -n 5 "$out/gpu.log"
 echo "host-check: 4. the Python package's GPU tests (compiling here)"
 if ! KOPT_LIBRARY=$bundle/lib/libkopt.so PYTHONPATH=$bundle/python:$root/python \
     python3 -m pytest -q -p no:cacheprovider "$root/test/gpu/test_package.py" \
+    "$root/test/gpu/test_special_values.py" \
     > "$out/package.log" 2>&1; then
   status=1
 fi
