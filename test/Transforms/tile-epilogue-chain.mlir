@@ -2,8 +2,9 @@
 // tiles the contraction and its rounding; the chain stays over the whole
 // [M, N] after the block tiles, and the builder applies it to each element as it
 // stores C, loading the chain's kernel-argument inputs (a bias row, a residual)
-// at the element's (m, n): clamped inside C in the staged epilogue, whose tile
-// runs past C's edge, and inside the bounds check when storing from registers.
+// at the element's (m, n), a vector for a lane's adjacent columns: clamped
+// inside C in the staged epilogue, whose tile runs past C's edge, and inside
+// the bounds check when storing from registers.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile=tiling-only | FileCheck %s --check-prefix=TILED
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile --kopt-pipeline | FileCheck %s
 // The tiled form builds as the untiled kernel does.
@@ -14,7 +15,8 @@
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
 
 // bf16 wgmma with the staged epilogue; N = 1000 is not a multiple of the block
-// tile: the bias loads of the staged elements are clamped to (99, 999).
+// tile: the bias loads of the staged elements (a lane's pair of columns, one
+// 4-byte vector load, N being even) are clamped to (99, 998).
 // TILED-LABEL: gpu.func @matmul_add_silu_0(
 // TILED:         %[[T:.*]] = scf.forall
 // TILED:         %[[A:.*]] = linalg.generic {{.*}} ins(%[[T]], %{{.*}} : tensor<100x1000xbf16>, tensor<1000xbf16>)
@@ -24,8 +26,8 @@
 // CHECK-SAME:    %{{.*}}: memref<100x256xbf16>, %{{.*}}: memref<1000x256xbf16>, %[[B:.*]]: memref<1000xbf16>, %{{.*}}: memref<100x1000xbf16>
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK:         arith.minui %{{.*}}, %c99{{(_[0-9]+)?}} : index
-// CHECK:         %[[N:.*]] = arith.minui %{{.*}}, %c999{{(_[0-9]+)?}} : index
-// CHECK-NEXT:    memref.load %[[B]][%[[N]]] : memref<1000xbf16>
+// CHECK:         %[[N:.*]] = arith.minui %{{.*}}, %c998{{(_[0-9]+)?}} : index
+// CHECK-NEXT:    vector.load %[[B]][%[[N]]] {alignment = 4 : i64} : memref<1000xbf16>, vector<2xbf16>
 // CHECK:         arith.addf
 // CHECK:         math.exp
 // CHECK:         vector.store %{{.*}}, %{{.*}} : memref<64x40xbf16, 3>, vector<2xbf16>

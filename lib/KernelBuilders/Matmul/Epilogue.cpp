@@ -25,54 +25,82 @@ static Value unusedOutput(OpBuilder &b, Location loc, linalg::GenericOp g) {
   return arith::ConstantOp::create(b, loc, b.getZeroAttr(t));
 }
 
-/// The accumulator `v` of output (m, n) rounded by the epilogue payload (the
-/// conversion to C's element type), then through the fused epilogue chain,
-/// whose kernel-argument inputs (a bias, a residual) are loaded at (m, n)
-/// through their indexing maps; with `clamp`, at (min(m, M - 1), min(n, N -
-/// 1)), for elements past C's edge that are computed but not stored.
-static Value roundResult(OpBuilder &b, Location loc, const Contraction &c,
-                         Value v, Value m, Value n, bool clamp) {
-  if (c.epilogue)
-    v = clonePayload(b, c.epilogue, {v, unusedOutput(b, loc, c.epilogue)});
-  if (c.chain.ops.empty())
-    return v;
-  if (clamp) {
-    m = arith::MinUIOp::create(b, loc, m, indexConst(b, loc, c.M - 1));
-    n = arith::MinUIOp::create(b, loc, n, indexConst(b, loc, c.N - 1));
-  }
-  DenseMap<Value, Value> at;
-  at[c.chain.first] = v;
-  for (auto [i, gc] : llvm::enumerate(c.chain.ops)) {
-    linalg::GenericOp g = gc;
-    ArrayRef<Value> mems = c.chain.inputs[i];
-    SmallVector<Value> args;
-    for (auto [o, mem] : llvm::zip(g.getDpsInputOperands(), mems)) {
-      if (!mem) {
-        args.push_back(at.lookup(o->get()));
-        continue;
-      }
-      // checkEpilogueChain admitted maps of dimensions and constants.
-      SmallVector<Value> idx = *applyIndexingMap(
-          b, loc, g.getMatchingIndexingMap(o), ValueRange{m, n});
-      args.push_back(memref::LoadOp::create(b, loc, mem, idx));
-    }
-    args.push_back(unusedOutput(b, loc, g));
-    at[g.getResult(0)] = clonePayload(b, g, args);
-  }
-  linalg::GenericOp last = c.chain.ops.back();
-  return at.lookup(last.getResult(0));
-}
-
-/// roundResult of `vs`, the accumulators of (m, n), (m, n + 1), ...
+/// The accumulators `vs` of outputs (m, n), (m, n + 1), ... rounded by the
+/// epilogue payload (the conversion to C's element type), then through the
+/// fused epilogue chain, whose kernel-argument inputs (a bias, a residual)
+/// are loaded at each element's (m, n) through their indexing maps: one
+/// vector load for the group when the input is contiguous along n and the
+/// group cannot straddle C's edge (N a multiple of its size, as n is), else
+/// an element load each. With `clamp` the loads are at (min(m, M - 1),
+/// min(n, N - size)), for elements past C's edge that are computed but not
+/// stored.
 static SmallVector<Value> roundResults(OpBuilder &b, Location loc,
                                        const Contraction &c, ArrayRef<Value> vs,
                                        Value m, Value n, bool clamp) {
   SmallVector<Value> rounded;
-  for (auto [i, v] : llvm::enumerate(vs)) {
-    Value col = i == 0 ? n
-                       : arith::AddIOp::create(b, loc, n, indexConst(b, loc, i))
-                             .getResult();
-    rounded.push_back(roundResult(b, loc, c, v, m, col, clamp));
+  for (Value v : vs)
+    rounded.push_back(c.epilogue ? clonePayload(b, c.epilogue,
+                                                {v, unusedOutput(b, loc,
+                                                                 c.epilogue)})
+                                 : v);
+  if (c.chain.ops.empty())
+    return rounded;
+  const int64_t k = vs.size();
+  const bool vectors = k > 1 && c.N % k == 0;
+  if (clamp) {
+    m = arith::MinUIOp::create(b, loc, m, indexConst(b, loc, c.M - 1));
+    n = arith::MinUIOp::create(b, loc, n,
+                               indexConst(b, loc, c.N - (vectors ? k : 1)));
+  }
+  auto column = [&](int64_t i) -> Value {
+    if (i == 0)
+      return n;
+    Value col = arith::AddIOp::create(b, loc, n, indexConst(b, loc, i));
+    // Clamped element by element when no vector keeps the group inside.
+    return clamp ? arith::MinUIOp::create(b, loc, col,
+                                          indexConst(b, loc, c.N - 1))
+                       .getResult()
+                 : col;
+  };
+  // Each kernel-argument input's k lanes.
+  SmallVector<SmallVector<SmallVector<Value>>> loaded;
+  for (auto [gi, gc] : llvm::enumerate(c.chain.ops)) {
+    linalg::GenericOp g = gc;
+    SmallVector<SmallVector<Value>> &perInput = loaded.emplace_back();
+    for (auto [o, mem] : llvm::zip(g.getDpsInputOperands(),
+                                   c.chain.inputs[gi])) {
+      SmallVector<Value> &lanes = perInput.emplace_back();
+      if (!mem)
+        continue;
+      AffineMap map = g.getMatchingIndexingMap(o);
+      // checkEpilogueChain admitted maps of dimensions and constants.
+      if (vectors && laneAccess(map, 1) != LaneAccess::Other) {
+        FailureOr<Lanes> l = loadLanes(b, loc, mem, map, ValueRange{m, n}, k);
+        for (int64_t i = 0; i < k; ++i)
+          lanes.push_back(l->lane(b, loc, i));
+        continue;
+      }
+      for (int64_t i = 0; i < k; ++i) {
+        SmallVector<Value> idx = *applyIndexingMap(
+            b, loc, map, ValueRange{m, column(i)});
+        lanes.push_back(memref::LoadOp::create(b, loc, mem, idx));
+      }
+    }
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    DenseMap<Value, Value> at;
+    at[c.chain.first] = rounded[i];
+    for (auto [gi, gc] : llvm::enumerate(c.chain.ops)) {
+      linalg::GenericOp g = gc;
+      SmallVector<Value> args;
+      for (auto [oi, o] : llvm::enumerate(g.getDpsInputOperands()))
+        args.push_back(c.chain.inputs[gi][oi] ? loaded[gi][oi][i]
+                                              : at.lookup(o->get()));
+      args.push_back(unusedOutput(b, loc, g));
+      at[g.getResult(0)] = clonePayload(b, g, args);
+    }
+    linalg::GenericOp last = c.chain.ops.back();
+    rounded[i] = at.lookup(last.getResult(0));
   }
   return rounded;
 }
