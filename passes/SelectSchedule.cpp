@@ -189,10 +189,13 @@ struct KoptSelectSchedulePass
     json spaces = json::array();
     ErrorBudget errors;
     std::set<std::string> used;
+    std::vector<std::string> matmulKernels;
     bool ok = true;
     module.walk([&](KernelOp kernel) {
       std::string name = kernel.getSymName().str();
       MatmulOp mm = matmulOf(kernel);
+      if (mm)
+        matmulKernels.push_back(name);
       if (!mm) {
         if (file.entries.contains(name)) {
           used.insert(name);
@@ -257,13 +260,17 @@ struct KoptSelectSchedulePass
     });
     for (auto it = file.entries.begin(); it != file.entries.end(); ++it)
       if (!used.count(it.key()) && it.key() != "*") {
-        errors.error(loc)
-            << "the schedule file '" << scheduleFile << "' has an entry '"
-            << sched::abbreviate(it.key())
-            << "' that names no matmul kernel of the module (by "
-               "name or workload key; kopt-pack-operands may have "
-               "changed a workload: --kopt-print-space lists the "
-               "keys as compiled)";
+        InFlightDiagnostic diag = errors.error(loc);
+        diag << "the schedule file '" << scheduleFile << "' has an entry '"
+             << sched::abbreviate(it.key())
+             << "' that names no matmul kernel of the module (by "
+                "name or workload key; kopt-pack-operands may have "
+                "changed a workload: --kopt-print-space lists the "
+                "keys as compiled; kopt-fuse names a kernel after its "
+                "ops, so a fused epilogue changes a name, not a key)";
+        if (!matmulKernels.empty())
+          diag << "; the module's matmul kernels: "
+               << llvm::join(matmulKernels, ", ");
         ok = false;
       }
     if (!ok) {

@@ -100,6 +100,7 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // BADTYPE:  error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'block_m' must be an integer from 1 to 2^20, got "128"
 // MIXED:    error: the schedule file '{{.*}}' mixes schedule parameters with kernel entries
 // NOKERNEL: error: the schedule file '{{.*}}' has an entry 'matmul_7' that names no matmul kernel of the module
+// NOKERNEL-SAME: kopt-fuse names a kernel after its ops, so a fused epilogue changes a name, not a key); the module's matmul kernels: matmul_0, matmul_1
 // NOTMATMUL: error: 'kopt.kernel' op is named in the schedule file '{{.*}}' but computes no matmul
 // SMEM:     error: 'kopt.kernel' op schedule is invalid for matmul/4096x4096x4096/bf16,bf16->bf16/ak,bk/sm_90a: 5 stages of 256x64 and 128x64 tiles need 276480 bytes of shared memory; sm_90a allows 232448 per block [mma-sync.shared]
 // WGMMA:    error: 'kopt.kernel' op schedule is invalid for {{.*}}: wgmma reads 128-byte swizzled rows of 64 bf16 elements: block_k must be 64 or 128, got 32 [wgmma.block-k]
