@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Dialect/Kopt/KernelSource.h"
+#include "kopt/Schedule/Schedule.h"
 #include "kopt/Transforms/KernelBuilders.h"
 #include "kopt/Transforms/Passes.h"
 
@@ -45,6 +46,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace kopt {
 #define GEN_PASS_DEF_KOPTFUSE
@@ -360,8 +362,97 @@ void wrapGroup(ArrayRef<Operation *> ops, StringRef name) {
     op->erase();
 }
 
+/// The base of a kernel's name: its op's for one op; for several, the first
+/// four ops' names joined by `_` (a name per op would make names of
+/// thousands of characters for long chains), then `_more` past four.
+std::string groupBase(ArrayRef<Operation *> group) {
+  if (group.size() == 1)
+    return group.front()->getName().stripDialect().str();
+  std::string base = llvm::join(
+      llvm::map_range(group.take_front(4),
+                      [](Operation *op) { return op->getName().stripDialect(); }),
+      "_");
+  if (group.size() > 4)
+    base += "_more";
+  return base;
+}
+
 struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
   using KoptFuseBase::KoptFuseBase;
+
+  /// The plan file (`plan=FILE`, docs/compiler.md): `{"split": [NAME, ...]}`,
+  /// each NAME a fused kernel of the default plan (as the IR after kopt-fuse
+  /// and the manifest name it), which becomes one kernel per op.
+  LogicalResult applyPlanFile(ModuleOp module,
+                              SmallVectorImpl<SmallVector<Operation *>> &plan,
+                              SmallVectorImpl<std::string> &names,
+                              llvm::StringMap<unsigned> &counters,
+                              llvm::StringSet<> &taken) {
+    Location loc = module.getLoc();
+    auto buffer = llvm::MemoryBuffer::getFile(planFile, /*IsText=*/true);
+    if (!buffer)
+      return emitError(loc) << "kopt-fuse: cannot read the plan file '"
+                            << planFile << "': " << buffer.getError().message();
+    std::string parseError;
+    std::optional<nlohmann::json> j =
+        schedule::parseJSON((*buffer)->getBuffer().str(), parseError);
+    if (!j)
+      return emitError(loc) << "kopt-fuse: the plan file '" << planFile
+                            << "' is not valid JSON: " << parseError;
+    if (!j->is_object())
+      return emitError(loc) << "kopt-fuse: the plan file '" << planFile
+                            << "' is not a JSON object";
+    for (auto it = j->begin(); it != j->end(); ++it)
+      if (it.key() != "split")
+        return emitError(loc)
+               << "kopt-fuse: the plan file '" << planFile
+               << "' has an unknown key '" << it.key()
+               << "' (known: \"split\", a list of kernel names)";
+    llvm::StringSet<> split;
+    if (j->contains("split")) {
+      const nlohmann::json &list = (*j)["split"];
+      if (!list.is_array() ||
+          !llvm::all_of(list, [](const nlohmann::json &x) {
+            return x.is_string();
+          }))
+        return emitError(loc) << "kopt-fuse: the plan file '" << planFile
+                              << "': \"split\" must be a list of kernel "
+                                 "names";
+      for (const nlohmann::json &x : list)
+        split.insert(x.get<std::string>());
+    }
+    SmallVector<std::string> fused;
+    for (auto [group, name] : llvm::zip(plan, names))
+      if (group.size() > 1)
+        fused.push_back(name);
+    for (const auto &entry : split)
+      if (!llvm::is_contained(fused, entry.getKey()))
+        return emitError(loc)
+               << "kopt-fuse: the plan file '" << planFile << "' splits '"
+               << entry.getKey()
+               << "', which is not a fused kernel of the default plan ("
+               << (fused.empty() ? std::string("it has none")
+                                 : "its fused kernels: " +
+                                       llvm::join(fused, ", "))
+               << ")";
+    SmallVector<SmallVector<Operation *>> newPlan;
+    SmallVector<std::string> newNames;
+    for (auto [group, name] : llvm::zip(plan, names)) {
+      if (!split.contains(name)) {
+        newPlan.push_back(group);
+        newNames.push_back(name);
+        continue;
+      }
+      for (Operation *op : group) {
+        newPlan.push_back({op});
+        newNames.push_back(
+            kernelName(op->getName().stripDialect(), counters, taken));
+      }
+    }
+    plan = std::move(newPlan);
+    names = std::move(newNames);
+    return success();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -404,26 +495,24 @@ struct KoptFusePass : public kopt::impl::KoptFuseBase<KoptFusePass> {
         if (auto it = groupAt.find(op); it != groupAt.end())
           plan.push_back(std::move(it->second));
     }
+    // Each group's name, in plan order (a one-op kernel `<op>_<n>`, a fused
+    // one after its first four ops), then the plan file's overrides: a split
+    // kernel becomes one kernel per op under fresh names, every other kernel
+    // keeps its name.
+    SmallVector<std::string> names;
+    for (ArrayRef<Operation *> group : plan)
+      names.push_back(kernelName(groupBase(group), counters, taken));
+    if (!planFile.empty() && failed(applyPlanFile(module, plan, names,
+                                                  counters, taken)))
+      return signalPassFailure();
     SetVector<Block *> reordered;
-    for (ArrayRef<Operation *> group : plan) {
+    for (auto [group, name] : llvm::zip(plan, names)) {
       if (group.size() == 1) {
-        Operation *op = group.front();
-        wrapOneOp(op,
-                  kernelName(op->getName().stripDialect(), counters, taken));
+        wrapOneOp(group.front(), name);
         continue;
       }
-      // The first four ops' names (a name per op would make names of
-      // thousands of characters for long chains).
-      std::string base =
-          llvm::join(llvm::map_range(ArrayRef<Operation *>(group).take_front(4),
-                                     [](Operation *op) {
-                                       return op->getName().stripDialect();
-                                     }),
-                     "_");
-      if (group.size() > 4)
-        base += "_more";
       reordered.insert(group.front()->getBlock());
-      wrapGroup(group, kernelName(base, counters, taken));
+      wrapGroup(group, name);
     }
     // A fused kernel sits at its last op; users of its outputs placed
     // between its ops move after it (the plan has no cycles).

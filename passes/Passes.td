@@ -73,7 +73,10 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
     for the launch manifest. Kernel names are `<op>_<n>` (a fused kernel:
     its ops' names joined by `_`, the first four and then `_more` for longer
     chains, then `_<n>`), numbered across the module. `fuse=false` puts every
-    op in its own kernel. A fused kernel takes at most `max-params` buffers
+    op in its own kernel; `plan=FILE` overrides the plan per kernel
+    (`{"split": ["matmul_add_gelu_0"]}`: that kernel of the default plan
+    becomes one kernel per op; the others keep their names). A fused kernel
+    takes at most `max-params` buffers
     (inputs and outputs): PTX ISA 8.0 limits a kernel's parameters to 4352
     bytes (8 per buffer pointer), so a merge past the limit is not made.
   }];
@@ -85,6 +88,10 @@ def KoptFuse : Pass<"kopt-fuse", "mlir::ModuleOp"> {
            "op)">,
     Option<"maxParams", "max-params", "unsigned", /*default=*/"256",
            "Most buffers (inputs and outputs) of a fused kernel">,
+    Option<"planFile", "plan", "std::string", /*default=*/"\"\"",
+           "JSON file of overrides of the fusion plan: {\"split\": [NAME, "
+           "...]} makes each named fused kernel of the default plan one "
+           "kernel per op">,
   ];
   let dependentDialects = ["kopt::KoptDialect"];
 }

@@ -78,6 +78,7 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   }
   KoptFuseOptions fuse;
   fuse.fuse = opts.fuse;
+  fuse.planFile = opts.fusionPlan;
   pm.addPass(createKoptFuse(fuse));
   KoptSelectScheduleOptions select;
   select.scheduleFile = opts.schedule;
@@ -153,10 +154,15 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "rows (kopt-pack-operands); 0: never"),
       llvm::cl::init(128)};
   Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("fuse chains of elementwise ops into one "
-                                   "kernel (kopt-fuse); false: one kernel per "
-                                   "op"),
+                    llvm::cl::desc("fuse elementwise chains, row ops with "
+                                   "their elementwise neighbours and matmuls "
+                                   "with their epilogues (kopt-fuse); false: "
+                                   "one kernel per op"),
                     llvm::cl::init(true)};
+  Option<std::string> fusionPlan{
+      *this, "fusion-plan",
+      llvm::cl::desc("JSON file of fusion plan overrides (kopt-fuse's plan: "
+                     "{\"split\": [kernel names]})")};
 };
 } // namespace
 
@@ -176,6 +182,7 @@ void kopt::registerKoptToPTXPipeline(
         opts.printSpace = o.printSpace;
         opts.packMinReuse = o.packMinReuse;
         opts.fuse = o.fuse;
+        opts.fusionPlan = o.fusionPlan;
         if (adjust)
           adjust(opts);
         buildKoptToPTXPipeline(pm, opts);

@@ -68,9 +68,12 @@ struct KoptToPTXOptions {
   /// schedules cannot read when the other operand has at least this many
   /// rows; 0 turns packing off.
   int64_t packMinReuse = 128;
-  /// kopt-fuse's `fuse`: chains of elementwise ops in one kernel; false: one
-  /// kernel per op.
+  /// kopt-fuse's `fuse`: elementwise chains, row ops with their elementwise
+  /// neighbours and matmuls with their epilogues fused; false: one kernel
+  /// per op.
   bool fuse = true;
+  /// kopt-fuse's `plan`: a JSON file of fusion plan overrides (empty: none).
+  std::string fusionPlan;
 };
 
 /// `explicitPath` if set, else $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH (the first
