@@ -95,6 +95,9 @@ typedef struct kopt_compile_options {
    *  elementwise chains, row ops with their elementwise neighbours and
    *  matmuls with their epilogues fused (docs/compiler.md). */
   int no_fusion;
+  /** A JSON file of fusion plan overrides (kopt-fuse's plan=FILE:
+   *  {"split": [kernel names]}, docs/compiler.md); NULL: none. */
+  const char *fusion_plan_file;
 } kopt_compile_options;
 
 /** The result of a compile: PTX text and launch manifest JSON. */

@@ -49,6 +49,7 @@ class kopt_compile_options(ctypes.Structure):
         ("source_name", ctypes.c_char_p),
         ("ptx_file_name", ctypes.c_char_p),
         ("no_fusion", ctypes.c_int),
+        ("fusion_plan_file", ctypes.c_char_p),
     ]
 
 

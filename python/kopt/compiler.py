@@ -86,12 +86,32 @@ def _read_source(source: Source) -> tuple:
     return source.encode("utf-8"), "<kopt.compile>"
 
 
+def _json_file(value, what, tmps):
+    """`value` as a path for the compiler: a path as it is; parsed JSON (dict or
+    list) written to a temporary file, appended to `tmps` (the caller deletes
+    them), whose name says which argument it holds."""
+    if not isinstance(value, (dict, list)):
+        return value
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise ValueError(f"kopt.compile: {what} is not plain JSON data: {e}") from None
+    # Diagnostics name this file: say where it came from.
+    tmp = tempfile.NamedTemporaryFile("w", prefix=f"kopt-{what}-argument-",
+                                      suffix=".json", delete=False)
+    tmp.write(text)
+    tmp.close()
+    tmps.append(tmp.name)
+    return tmp.name
+
+
 def compile(source: Source, *, chip: Optional[str] = None,
             features: Optional[str] = None, opt_level: Optional[int] = None,
             cuda_path: Optional[str] = None,
             schedule: Union[None, str, os.PathLike, dict, list] = None,
             pack_min_reuse: Optional[int] = None,
-            name: Optional[str] = None, fuse: bool = True) -> Compiled:
+            name: Optional[str] = None, fuse: bool = True,
+            fusion_plan: Union[None, str, os.PathLike, dict] = None) -> Compiled:
     """Compiles kopt ops to PTX + launch manifest (the ``--kopt-to-ptx``
     pipeline of kopt-opt, in this process).
 
@@ -104,7 +124,8 @@ def compile(source: Source, *, chip: Optional[str] = None,
     ``name`` (the source's name in diagnostics), ``fuse`` (False: one kernel
     per op; True, the default: elementwise chains, row ops with the
     elementwise ops around them and matmuls with their epilogues fused,
-    docs/compiler.md).
+    docs/compiler.md), ``fusion_plan`` (overrides of the fusion plan: a JSON
+    file, or the parsed JSON as a dict, ``{"split": [kernel names]}``).
 
     Raises CompileError with the diagnostics (``name:line:col: error: ...``)
     when the input is rejected.
@@ -115,21 +136,10 @@ def compile(source: Source, *, chip: Optional[str] = None,
         raise ValueError(f"kopt.compile: opt_level must be 1 to 3, not {opt_level}")
     if pack_min_reuse is not None and int(pack_min_reuse) < 0:
         raise ValueError("kopt.compile: pack_min_reuse must be >= 0")
-    tmp = None
+    tmps = []
     try:
-        if isinstance(schedule, (dict, list)):
-            try:
-                text_schedule = json.dumps(schedule, allow_nan=False)
-            except (TypeError, ValueError, RecursionError) as e:
-                raise ValueError(f"kopt.compile: schedule is not plain JSON "
-                                 f"data: {e}") from None
-            # Diagnostics name this file: say where it came from.
-            tmp = tempfile.NamedTemporaryFile(
-                "w", prefix="kopt-schedule-argument-", suffix=".json",
-                delete=False)
-            tmp.write(text_schedule)
-            tmp.close()
-            schedule = tmp.name
+        schedule = _json_file(schedule, "schedule", tmps)
+        fusion_plan = _json_file(fusion_plan, "fusion_plan", tmps)
         opts = _capi.kopt_compile_options()
         opts.struct_size = ctypes.sizeof(opts)
         enc = lambda s: None if s is None else os.fsencode(s)  # noqa: E731
@@ -142,10 +152,11 @@ def compile(source: Source, *, chip: Optional[str] = None,
                                (-1 if int(pack_min_reuse) == 0 else int(pack_min_reuse)))
         opts.source_name = enc(name or source_name)
         opts.no_fusion = 0 if fuse else 1
+        opts.fusion_plan_file = enc(fusion_plan)
         result = ctypes.c_void_p()
         _capi.check(handle.kopt_compile(text, len(text), ctypes.byref(opts),
                                         ctypes.byref(result)), CompileError)
     finally:
-        if tmp is not None:
-            os.unlink(tmp.name)
+        for tmp in tmps:
+            os.unlink(tmp)
     return Compiled(result)

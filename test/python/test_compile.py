@@ -170,6 +170,20 @@ func.func @softcap(%x: tensor<16x4096xf32>, %c: tensor<f32>) -> tensor<16x4096xf
 """
 
 
+def test_fusion_plan():
+    # The default plan's fused kernel split into one kernel per op, from a dict
+    # (a temporary file) and from a file; a name the plan lacks is an error
+    # that lists its fused kernels.
+    split = kopt.compile(CHAIN, fusion_plan={"split": ["div_tanh_mul_0"]})
+    assert [k["name"] for k in split.manifest["kernels"]] == ["div_0", "tanh_0", "mul_0"]
+    with pytest.raises(kopt.CompileError,
+                       match="splits 'nope', which is not a fused kernel of the "
+                             r"default plan \(its fused kernels: div_tanh_mul_0\)"):
+        kopt.compile(CHAIN, fusion_plan={"split": ["nope"]})
+    with pytest.raises(kopt.CompileError, match="cannot read the plan file"):
+        kopt.compile(CHAIN, fusion_plan="/nonexistent/plan.json")
+
+
 def test_fuse_option():
     fused = kopt.compile(CHAIN).manifest["kernels"]
     assert [len(k["ops"]) for k in fused] == [3]
