@@ -144,6 +144,12 @@ private:
   /// The V lanes of input `o` of `g` at chunk `c`.
   FailureOr<SmallVector<Value>> lanesOf(linalg::GenericOp g, OpOperand *o,
                                         Chunk &c);
+  /// The V lanes of every input of `g` at chunk `c`.
+  FailureOr<SmallVector<SmallVector<Value>>> inputsAt(linalg::GenericOp g,
+                                                      Chunk &c);
+  /// The row's first thread stores the row value `v` of `result` when
+  /// `result` is a kernel result and the row exists.
+  void storeRowValue(Value result, Value v);
   /// The V lanes of the full-domain value `v` (a result of a C generic of
   /// the kernel) at chunk `c`, computed once per chunk.
   FailureOr<SmallVector<Value>> computeAt(Value v, Chunk &c);
@@ -234,10 +240,8 @@ RowKernelBuilder::lanesOf(linalg::GenericOp g, OpOperand *o, Chunk &c) {
   return lanes;
 }
 
-FailureOr<SmallVector<Value>> RowKernelBuilder::computeAt(Value v, Chunk &c) {
-  if (auto it = c.computed.find(v); it != c.computed.end())
-    return it->second;
-  linalg::GenericOp g = fullMaps.lookup(v);
+FailureOr<SmallVector<SmallVector<Value>>>
+RowKernelBuilder::inputsAt(linalg::GenericOp g, Chunk &c) {
   SmallVector<SmallVector<Value>> ins;
   for (OpOperand *o : g.getDpsInputOperands()) {
     FailureOr<SmallVector<Value>> l = lanesOf(g, o, c);
@@ -245,13 +249,32 @@ FailureOr<SmallVector<Value>> RowKernelBuilder::computeAt(Value v, Chunk &c) {
       return failure();
     ins.push_back(std::move(*l));
   }
+  return ins;
+}
+
+void RowKernelBuilder::storeRowValue(Value result, Value v) {
+  Value mem = io.memrefOf(result);
+  if (!mem)
+    return;
+  Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        laneInRow, indexConst(b, loc, 0));
+  storeIf(andOf(isFirst, rowValid), v, mem, rowIdx);
+}
+
+FailureOr<SmallVector<Value>> RowKernelBuilder::computeAt(Value v, Chunk &c) {
+  if (auto it = c.computed.find(v); it != c.computed.end())
+    return it->second;
+  linalg::GenericOp g = fullMaps.lookup(v);
+  FailureOr<SmallVector<SmallVector<Value>>> ins = inputsAt(g, c);
+  if (failed(ins))
+    return failure();
   // The output block argument is unused (checked): bind it to a zero.
   Type outType = g.getBody()->getArguments().back().getType();
   Value unusedOut = arith::ConstantOp::create(b, loc, b.getZeroAttr(outType));
   SmallVector<Value> results;
   for (int64_t l = 0; l < vec; ++l) {
     SmallVector<Value> args;
-    for (const SmallVector<Value> &in : ins)
+    for (const SmallVector<Value> &in : *ins)
       args.push_back(in[l]);
     args.push_back(unusedOut);
     results.push_back(clonePayload(b, g, args));
@@ -364,17 +387,13 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
                          "accumulator");
   FailureOr<SmallVector<Value>> partial = overChunks(
       init, [&](Chunk &c, ValueRange carried) -> FailureOr<SmallVector<Value>> {
-        SmallVector<SmallVector<Value>> ins;
-        for (OpOperand *o : g.getDpsInputOperands()) {
-          FailureOr<SmallVector<Value>> l = lanesOf(g, o, c);
-          if (failed(l))
-            return failure();
-          ins.push_back(std::move(*l));
-        }
+        FailureOr<SmallVector<SmallVector<Value>>> ins = inputsAt(g, c);
+        if (failed(ins))
+          return failure();
         Value acc = carried.front();
         for (int64_t l = 0; l < vec; ++l) {
           SmallVector<Value> args;
-          for (const SmallVector<Value> &in : ins)
+          for (const SmallVector<Value> &in : *ins)
             args.push_back(in[l]);
           args.push_back(acc);
           acc = clonePayload(b, g, args);
@@ -388,11 +407,7 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
     return failure();
   Value row = rowReduce(comb, partial->front(), init);
   scalars[g.getResult(0)] = row;
-  if (Value mem = io.memrefOf(g.getResult(0))) {
-    Value isFirst = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, laneInRow, indexConst(b, loc, 0));
-    storeIf(andOf(isFirst, rowValid), row, mem, rowIdx);
-  }
+  storeRowValue(g.getResult(0), row);
   return success();
 }
 
@@ -426,11 +441,7 @@ LogicalResult RowKernelBuilder::buildRowMap(linalg::GenericOp g) {
   args.push_back(arith::ConstantOp::create(b, loc, b.getZeroAttr(outType)));
   Value v = clonePayload(b, g, args);
   scalars[g.getResult(0)] = v;
-  if (Value mem = io.memrefOf(g.getResult(0))) {
-    Value isFirst = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, laneInRow, indexConst(b, loc, 0));
-    storeIf(andOf(isFirst, rowValid), v, mem, rowIdx);
-  }
+  storeRowValue(g.getResult(0), v);
   return success();
 }
 
