@@ -112,10 +112,21 @@ def KoptSelectSchedule : Pass<"kopt-select-schedule", "mlir::ModuleOp"> {
     own chip) instead of checking the schedule again. With `print-space`, prints each
     matmul kernel's space (domains, constraints, default, number of valid
     points) as a JSON array to stdout. docs/schedules.md has the format.
+
+    With `tuning-db`, a kernel without a schedule attribute starts from the
+    best schedule the tuning database (kopt-tune --db, docs/tuning.md) records
+    for its workload key and op chain (else any op chain of that key) measured
+    on a GPU by this kopt version, instead of the heuristic's; a schedule file
+    entry still applies on top. Records of other kopt versions are ignored, and
+    a record that this version's constraints reject is not used. Each matmul
+    kernel then gets a remark saying where its schedule came from.
   }];
   let options = [
     Option<"scheduleFile", "schedule", "std::string", /*default=*/"\"\"",
            "JSON file of schedules to apply">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "tuning database (SQLite, kopt-tune --db) whose best records give "
+           "the schedules">,
     Option<"printSpace", "print-space", "bool", /*default=*/"false",
            "print each matmul kernel's schedule space as JSON to stdout">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",

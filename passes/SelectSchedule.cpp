@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kopt/Search/Database.h"
 #include "kopt/Transforms/Passes.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -170,6 +171,86 @@ struct KoptSelectSchedulePass
     return f;
   }
 
+  /// The op chain of a kernel as the manifest names it ("matmul",
+  /// "matmul+add+gelu"): the kopt ops of its body, in order.
+  static std::string opChain(KernelOp kernel) {
+    std::string chain;
+    kernel.getBody().walk([&](Operation *op) {
+      if (op->getDialect() != kernel->getDialect() || isa<KernelOp>(op) ||
+          op->hasTrait<OpTrait::IsTerminator>())
+        return;
+      StringRef name = op->getName().stripDialect();
+      chain += (chain.empty() ? "" : "+") + name.str();
+    });
+    return chain;
+  }
+
+  /// Sets `s` to the database's best schedule of `key` (this kernel's op
+  /// chain first, then any) when there is a usable one, and returns where
+  /// the schedule came from, for the remark. A database error fails.
+  FailureOr<std::string> scheduleFromDatabase(search::Database &db,
+                                              KernelOp kernel,
+                                              const sched::MatmulWorkload &w,
+                                              const std::string &key,
+                                              const sched::Target &target,
+                                              sched::MatmulSchedule &s) {
+    const std::string version = KOPT_VERSION;
+    std::string ops = opChain(kernel);
+    std::optional<search::TrialRecord> best;
+    for (const std::string &chain : {ops, std::string()}) {
+      auto found = db.best(key, chain, version);
+      if (!found.ok()) {
+        kernel.emitOpError() << "tuning database '" << tuningDb
+                             << "': " << found.error();
+        return failure();
+      }
+      if (*found) {
+        best = **found;
+        break;
+      }
+    }
+    std::string none = "the default heuristic (the tuning database '" +
+                       tuningDb + "' has no usable GPU record of it from kopt " +
+                       version;
+    if (!best) {
+      auto other = db.countOtherVersions(key, version);
+      if (other.ok() && *other > 0)
+        none += "; " + std::to_string(*other) +
+                " records of other kopt versions are ignored";
+      return none + ")";
+    }
+    std::string error;
+    std::optional<json> j = sched::parseJSON(best->schedule, error);
+    std::optional<sched::MatmulSchedule> parsed;
+    if (j) {
+      j->erase("num_warps");
+      parsed = sched::fromJSON(*j, s, error);
+    }
+    if (!parsed) {
+      kernel.emitWarning() << "tuning database '" << tuningDb << "': trial "
+                           << best->id << " of " << key
+                           << " is not a readable schedule (" << error
+                           << "); using the default heuristic";
+      return "the default heuristic (trial " + std::to_string(best->id) +
+             " of the tuning database '" + tuningDb + "' is unreadable)";
+    }
+    if (std::optional<std::string> reason = sched::validate(*parsed, w, target)) {
+      kernel.emitWarning() << "tuning database '" << tuningDb << "': trial "
+                           << best->id << " of " << key
+                           << " is invalid for this kopt: " << *reason
+                           << "; using the default heuristic";
+      return "the default heuristic (trial " + std::to_string(best->id) +
+             " of the tuning database '" + tuningDb + "' is invalid)";
+    }
+    s = *parsed;
+    char ms[32];
+    std::snprintf(ms, sizeof(ms), "%.4f", best->medianMs);
+    return "the tuning database '" + tuningDb + "' (trial " +
+           std::to_string(best->id) + ", " + ms + " ms" +
+           (best->device.empty() ? "" : " on " + best->device) +
+           (best->ops != ops ? ", measured as " + best->ops : "") + ")";
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Location loc = module.getLoc();
@@ -177,6 +258,15 @@ struct KoptSelectSchedulePass
     if (!target) {
       emitError(loc) << "kopt-select-schedule: unknown chip '" << chip << "'";
       return signalPassFailure();
+    }
+    std::unique_ptr<search::Database> db;
+    if (!tuningDb.empty()) {
+      auto opened = search::Database::open(tuningDb, /*readOnly=*/true);
+      if (!opened.ok()) {
+        emitError(loc) << "kopt-select-schedule: " << opened.error();
+        return signalPassFailure();
+      }
+      db = std::move(*opened);
     }
     File file;
     if (!scheduleFile.empty()) {
@@ -210,8 +300,19 @@ struct KoptSelectSchedulePass
       sched::MatmulWorkload w = workloadOf(mm);
       std::string key = w.key(target->chip);
       sched::MatmulSchedule s = sched::defaultSchedule(w, *target);
-      if (ScheduleAttr attr = kernel.getScheduleAttr())
+      std::string source = "the default heuristic";
+      if (ScheduleAttr attr = kernel.getScheduleAttr()) {
         s = attr.getSchedule();
+        source = "the kernel's schedule attribute";
+      } else if (db) {
+        FailureOr<std::string> fromDb =
+            scheduleFromDatabase(*db, kernel, w, key, *target, s);
+        if (failed(fromDb)) {
+          ok = false;
+          return;
+        }
+        source = *fromDb;
+      }
 
       const json *entry = nullptr;
       std::string entryName;
@@ -241,7 +342,10 @@ struct KoptSelectSchedulePass
           return;
         }
         s = *parsed;
+        source = entryName + " of the schedule file '" + scheduleFile + "'";
       }
+      if (db)
+        kernel.emitRemark() << "schedule of " << key << " from " << source;
       if (std::optional<std::string> reason = sched::validate(s, w, *target)) {
         errors.opError(kernel)
             << "schedule is invalid for " << key << ": " << *reason;

@@ -7,7 +7,7 @@
 #
 # Building: configures build-bundle/ (or $KOPT_BUNDLE_BUILD_DIR) with
 # -DKOPT_SELF_CONTAINED=ON through scripts/build.sh (KOPT_JOBS, KOPT_SKIP_SETUP
-# and KOPT_CMAKE_ARGS apply) and builds kopt-opt, kopt-space, kopt-run and
+# and KOPT_CMAKE_ARGS apply) and builds kopt-opt, kopt-space, kopt-run, kopt-tune and
 # kopt's shared libraries. Packing: DIR (default out/bundle) gets kopt-bundle/
 # (bin/, lib/, include/nlohmann, python/ when the repository has one, README,
 # VERSION) and kopt-bundle.tar.xz; the sizes are printed, and an archive of
@@ -46,7 +46,7 @@ find_ptxas_or_die() {
 # whose bin/ also holds test programs).
 elf_files() {
   local f
-  for f in "$1"/bin/kopt-opt "$1"/bin/kopt-space "$1"/bin/kopt-run "$1"/lib/lib*.so*; do
+  for f in "$1"/bin/kopt-opt "$1"/bin/kopt-space "$1"/bin/kopt-run "$1"/bin/kopt-tune "$1"/lib/lib*.so*; do
     if [ -f "$f" ] && head -c 4 "$f" | grep -q 'ELF'; then printf '%s\n' "$f"; fi
   done
 }
@@ -194,6 +194,7 @@ kopt bundle: self-contained kopt tools for an x86-64 Linux host without LLVM
   bin/kopt-opt    the compiler: kopt ops to PTX and a launch manifest
   bin/kopt-space  matmul schedule spaces (docs/schedules.md)
   bin/kopt-run    loads the PTX, launches, checks and times the kernels
+  bin/kopt-tune   schedule search on the GPU, the tuning database (docs/tuning.md)
   lib/            kopt's shared libraries, when the build has any
   include/        the nlohmann/json headers, for building kopt's runtime from
                   source on the host (KOPT_JSON_INCLUDE_DIR=\$PWD/include)
@@ -223,7 +224,7 @@ bundle() {
   KOPT_BUILD_DIR=$build KOPT_CMAKE_ARGS="${KOPT_CMAKE_ARGS:-} -DKOPT_SELF_CONTAINED=ON" \
     "$KOPT_ROOT/scripts/build.sh" build.ninja >/dev/null
   # The tools and every shared library of kopt's (lib/lib*.so: the C API).
-  targets=(kopt-opt kopt-space kopt-run)
+  targets=(kopt-opt kopt-space kopt-run kopt-tune)
   while read -r f; do targets+=("$f"); done < <(ninja -C "$build" -t targets all |
     sed -n 's/^\(lib\/lib[^/:]*\.so[.0-9]*\): .*SHARED_LIBRARY_LINKER.*/\1/p')
   KOPT_BUILD_DIR=$build "$KOPT_ROOT/scripts/build.sh" "${targets[@]}"
@@ -232,7 +233,7 @@ bundle() {
   local dest=$out/kopt-bundle archive=$out/kopt-bundle.tar.xz
   rm -rf "$dest" "$archive"
   mkdir -p "$dest/bin" "$dest/lib" "$dest/include"
-  cp "$build"/bin/kopt-opt "$build"/bin/kopt-space "$build"/bin/kopt-run "$dest/bin/"
+  cp "$build"/bin/kopt-opt "$build"/bin/kopt-space "$build"/bin/kopt-run "$build"/bin/kopt-tune "$dest/bin/"
   for f in "$build"/lib/lib*.so*; do
     if [ -f "$f" ]; then cp -P "$f" "$dest/lib/"; fi
   done

@@ -22,7 +22,8 @@ esac
 
 # LLVM/MLIR 22 come from Debian's bookworm-security suite; the rest from bookworm.
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools nlohmann-json3-dev
-          ninja-build ccache cmake g++ libgtest-dev python3 libzstd-dev zlib1g-dev)
+          ninja-build ccache cmake g++ libgtest-dev python3 libzstd-dev zlib1g-dev
+          libsqlite3-dev)
 LLVM_PACKAGES=" llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools "
 
 failed=0
@@ -98,7 +99,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
   fi
 else
   kopt_warn $TAG "not a Debian system (no dpkg-query): checking files only; install LLVM/MLIR 22" \
-    "(with lit and FileCheck), nlohmann-json 3, GoogleTest, CMake, Ninja, ccache, g++ and python3 yourself"
+    "(with lit and FileCheck), nlohmann-json 3, GoogleTest, SQLite 3, CMake, Ninja, ccache, g++ and python3 yourself"
 fi
 
 # --- What the build needs, whatever installed it ------------------------------------
@@ -116,6 +117,7 @@ if [ $failed = 0 ]; then
   need_file "$KOPT_LLVM_ROOT/bin/FileCheck" "FileCheck (llvm-22-tools)"
   need_file "${KOPT_JSON_INCLUDE_DIR:-/usr/include}/nlohmann/json.hpp" "nlohmann/json (nlohmann-json3-dev)"
   need_file /usr/include/gtest/gtest.h "GoogleTest (libgtest-dev)"
+  need_file /usr/include/sqlite3.h "SQLite 3 (libsqlite3-dev)"
   need_cmd cmake "CMake"
   need_cmd ninja "Ninja (ninja-build)"
   need_cmd g++ "a C++ compiler (g++)"

@@ -20,6 +20,10 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kopt_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["kopt-opt", "kopt-space", "mlir-opt"], tool_dirs)
+# kopt-tune is built with the C API (the compiler and the runtime).
+if os.path.exists(os.path.join(config.kopt_tools_dir, "kopt-tune")):
+    llvm_config.add_tool_substitutions(["kopt-tune"], tool_dirs)
+    config.available_features.add("kopt-tune")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kopt_tools_dir, append_path=True)
 # kopt-run is built with the runtime (KOPT_BUILD_RUNTIME).

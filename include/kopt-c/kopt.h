@@ -98,6 +98,10 @@ typedef struct kopt_compile_options {
   /** A JSON file of fusion plan overrides (kopt-fuse's plan=FILE:
    *  {"split": [kernel names]}, docs/compiler.md); NULL: none. */
   const char *fusion_plan_file;
+  /** A tuning database (SQLite, kopt-tune --db, docs/tuning.md): each matmul
+   *  kernel gets its workload's best schedule recorded by this kopt version
+   *  on a GPU, else the heuristic's; NULL: none. */
+  const char *tuning_db_file;
 } kopt_compile_options;
 
 /** The result of a compile: PTX text and launch manifest JSON. */

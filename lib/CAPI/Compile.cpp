@@ -87,6 +87,8 @@ kopt_error *readOptions(const kopt_compile_options *options,
     opts.fuse = options->no_fusion == 0;
   if (KOPT_HAS_FIELD(options, fusion_plan_file))
     opts.fusionPlan = str(options->fusion_plan_file, "");
+  if (KOPT_HAS_FIELD(options, tuning_db_file))
+    opts.tuningDb = str(options->tuning_db_file, "");
   if (KOPT_HAS_FIELD(options, source_name))
     sourceName = str(options->source_name, "<kopt_compile>");
   if (KOPT_HAS_FIELD(options, ptx_file_name))

@@ -82,6 +82,7 @@ void kopt::buildKoptToPTXPipeline(OpPassManager &pm,
   pm.addPass(createKoptFuse(fuse));
   KoptSelectScheduleOptions select;
   select.scheduleFile = opts.schedule;
+  select.tuningDb = opts.tuningDb;
   select.printSpace = opts.printSpace;
   select.chip = opts.chip;
   pm.addPass(createKoptSelectSchedule(select));
@@ -142,6 +143,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("JSON file of matmul schedules (docs/schedules.md)")};
+  Option<std::string> tuningDb{
+      *this, "tuning-db",
+      llvm::cl::desc("tuning database (kopt-tune --db) whose best records "
+                     "give the matmul schedules (docs/tuning.md)")};
   Option<bool> printSpace{
       *this, "print-space",
       llvm::cl::desc("print each matmul kernel's schedule space as JSON"),
@@ -179,6 +184,7 @@ void kopt::registerKoptToPTXPipeline(
         opts.optLevel = o.optLevel;
         opts.cudaPath = o.cudaPath;
         opts.schedule = o.schedule;
+        opts.tuningDb = o.tuningDb;
         opts.printSpace = o.printSpace;
         opts.packMinReuse = o.packMinReuse;
         opts.fuse = o.fuse;

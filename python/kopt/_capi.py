@@ -50,6 +50,7 @@ class kopt_compile_options(ctypes.Structure):
         ("ptx_file_name", ctypes.c_char_p),
         ("no_fusion", ctypes.c_int),
         ("fusion_plan_file", ctypes.c_char_p),
+        ("tuning_db_file", ctypes.c_char_p),
     ]
 
 

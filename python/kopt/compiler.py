@@ -111,7 +111,8 @@ def compile(source: Source, *, chip: Optional[str] = None,
             schedule: Union[None, str, os.PathLike, dict, list] = None,
             pack_min_reuse: Optional[int] = None,
             name: Optional[str] = None, fuse: bool = True,
-            fusion_plan: Union[None, str, os.PathLike, dict] = None) -> Compiled:
+            fusion_plan: Union[None, str, os.PathLike, dict] = None,
+            tuning_db: Union[None, str, os.PathLike] = None) -> Compiled:
     """Compiles kopt ops to PTX + launch manifest (the ``--kopt-to-ptx``
     pipeline of kopt-opt, in this process).
 
@@ -125,7 +126,10 @@ def compile(source: Source, *, chip: Optional[str] = None,
     per op; True, the default: elementwise chains, row ops with the
     elementwise ops around them and matmuls with their epilogues fused,
     docs/compiler.md), ``fusion_plan`` (overrides of the fusion plan: a JSON
-    file, or the parsed JSON as a dict, ``{"split": [kernel names]}``).
+    file, or the parsed JSON as a dict, ``{"split": [kernel names]}``),
+    ``tuning_db`` (a tuning database written by kopt-tune --db: each matmul
+    kernel gets its workload's best schedule recorded on a GPU by this kopt
+    version, else the heuristic's; docs/tuning.md).
 
     Raises CompileError with the diagnostics (``name:line:col: error: ...``)
     when the input is rejected.
@@ -153,6 +157,7 @@ def compile(source: Source, *, chip: Optional[str] = None,
         opts.source_name = enc(name or source_name)
         opts.no_fusion = 0 if fuse else 1
         opts.fusion_plan_file = enc(fusion_plan)
+        opts.tuning_db_file = enc(None if tuning_db is None else os.fspath(tuning_db))
         result = ctypes.c_void_p()
         _capi.check(handle.kopt_compile(text, len(text), ctypes.byref(opts),
                                         ctypes.byref(result)), CompileError)

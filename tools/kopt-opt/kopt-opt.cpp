@@ -42,6 +42,13 @@ static llvm::cl::opt<bool> printSpace(
                    "space as JSON to stdout"),
     llvm::cl::init(false));
 
+static llvm::cl::opt<std::string> tuningDb(
+    "kopt-tuning-db",
+    llvm::cl::desc("with --kopt-to-ptx, the tuning database (kopt-tune --db) "
+                   "whose best records give the matmul schedules; a remark "
+                   "per kernel says which schedule it got (docs/tuning.md)"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
+
 /// `--kopt-schedule` and `--kopt-print-space` configure the kopt-to-ptx
 /// pipeline; without it they would be ignored silently, so refuse that.
 static bool scheduleFlagsWithoutPipeline(int argc, char **argv) {
@@ -49,7 +56,8 @@ static bool scheduleFlagsWithoutPipeline(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef a(argv[i]);
     a = a.ltrim('-');
-    if (a.starts_with("kopt-schedule") || a.starts_with("kopt-print-space"))
+    if (a.starts_with("kopt-schedule") || a.starts_with("kopt-print-space") ||
+        a.starts_with("kopt-tuning-db"))
       flags = true;
     if (a.starts_with("kopt-to-ptx") ||
         (a.starts_with("pass-pipeline") && a.contains("kopt-to-ptx")))
@@ -78,10 +86,10 @@ static void registerCompilerPasses() {
 
 int main(int argc, char **argv) {
   if (scheduleFlagsWithoutPipeline(argc, argv)) {
-    llvm::errs() << "kopt-opt: error: --kopt-schedule and --kopt-print-space "
-                    "apply to the --kopt-to-ptx pipeline; with separate "
-                    "passes use --kopt-select-schedule=\"schedule=FILE "
-                    "print-space\"\n";
+    llvm::errs() << "kopt-opt: error: --kopt-schedule, --kopt-tuning-db and "
+                    "--kopt-print-space apply to the --kopt-to-ptx pipeline; "
+                    "with separate passes use --kopt-select-schedule="
+                    "\"schedule=FILE tuning-db=FILE print-space\"\n";
     return 2;
   }
   // Diagnostics name the op and the reason; MLIR's default of appending the
@@ -116,6 +124,8 @@ int main(int argc, char **argv) {
     }
     if (opts.schedule.empty())
       opts.schedule = scheduleFile;
+    if (opts.tuningDb.empty())
+      opts.tuningDb = tuningDb;
     opts.printSpace = opts.printSpace || printSpace;
   });
 

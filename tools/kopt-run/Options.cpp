@@ -13,6 +13,7 @@ namespace kopt::run {
 
 const char *const kUsage =
     R"(usage: kopt-run MANIFEST.json [options]
+       kopt-run --batch LIST --jsonl OUT.jsonl [options]
 
 Checks and times the kernels of a kopt launch manifest on the GPU.
 
@@ -32,6 +33,12 @@ options:
   --no-time       check only
   --no-check      time only
   -o FILE         write the JSON report to FILE (default: stdout)
+  --batch LIST    run the manifests LIST names (one path per line; blank
+                  lines and '#' lines skipped) on one CUDA context, with the
+                  same seed; needs --jsonl. A manifest whose run fails (a
+                  CUDA error or a timeout) ends the batch
+  --jsonl FILE    with --batch: append each manifest's report to FILE as one
+                  line, written as soon as it is done
   -h, --help      show this help
 
 exit code: 0 all checks passed, 1 a check failed, 2 usage/manifest/CUDA error
@@ -104,7 +111,8 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
       }
     }
     const NumberOption *number = findNumberOption(arg);
-    bool takesValue = number || arg == "--kernel" || arg == "-o";
+    bool takesValue = number || arg == "--kernel" || arg == "-o" ||
+                      arg == "--batch" || arg == "--jsonl";
     std::string value;
     if (takesValue) {
       if (inlineValue) {
@@ -138,6 +146,10 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
       opts.check = false;
     } else if (arg == "-o") {
       opts.outPath = value;
+    } else if (arg == "--batch") {
+      opts.batchPath = value;
+    } else if (arg == "--jsonl") {
+      opts.jsonlPath = value;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return "unknown option '" + arg + "'";
     } else if (opts.manifestPath.empty()) {
@@ -147,7 +159,18 @@ std::optional<std::string> parseArgs(int argc, char **argv, Options &opts,
              arg + "')";
     }
   }
-  if (!help && opts.manifestPath.empty())
+  if (!opts.batchPath.empty()) {
+    if (!opts.manifestPath.empty())
+      return "--batch and a manifest ('" + opts.manifestPath +
+             "') given: give one or the other";
+    if (!opts.outPath.empty())
+      return std::string("--batch writes its reports to --jsonl, not -o");
+    if (opts.jsonlPath.empty())
+      return std::string("--batch needs --jsonl FILE");
+  } else if (!opts.jsonlPath.empty()) {
+    return std::string("--jsonl needs --batch");
+  }
+  if (!help && opts.manifestPath.empty() && opts.batchPath.empty())
     return std::string("no manifest given");
   if (opts.timing.minRuns > opts.timing.runs)
     return "--min-runs " + std::to_string(opts.timing.minRuns) +

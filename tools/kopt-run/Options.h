@@ -32,6 +32,10 @@ struct Options {
   bool time = true;
   bool check = true;
   std::string outPath;
+  /// --batch FILE: the manifests FILE lists (one path per line) on one
+  /// context, each one's report a line of --jsonl (the tuner's measurer).
+  std::string batchPath;
+  std::string jsonlPath;
 };
 
 /// Parses the command line into `opts` (`help` when -h or --help is given);

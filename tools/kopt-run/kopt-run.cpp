@@ -554,53 +554,11 @@ std::string summaryLine(const ojson &k) {
   return line;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  Options opts;
-  bool help = false;
-  if (std::optional<std::string> err = parseArgs(argc, argv, opts, help)) {
-    printError(*err);
-    std::fprintf(stderr, "%s", kUsage);
-    return kExitError;
-  }
-  if (help) {
-    std::printf("%s", kUsage);
-    return 0;
-  }
-
-  // From here on every exit writes the JSON report (with an "error" field on
-  // errors), so that scripts always find one.
-  std::ofstream outFile;
-  if (!opts.outPath.empty()) {
-    // Opening the report truncates it: never let that be the manifest.
-    if (samePath(opts.outPath, opts.manifestPath)) {
-      printError("the report '" + opts.outPath +
-                 "' would overwrite the manifest; choose another -o file");
-      return kExitError;
-    }
-    // Check that the report can be written without truncating anything yet: it
-    // is written at the end, once the manifest and the PTX have been read.
-    // (An existing file is opened for appending, which changes nothing; a new
-    // one is not created yet: its folder must be writable.)
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    bool writable;
-    if (fs::exists(opts.outPath, ec)) {
-      writable = static_cast<bool>(std::ofstream(opts.outPath, std::ios::app));
-    } else {
-      fs::path dir = fs::path(opts.outPath).parent_path();
-      writable = ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
-    }
-    if (!writable) {
-      printError("cannot write '" + opts.outPath +
-                 "': " + std::strerror(errno));
-      return kExitError;
-    }
-  }
+/// The report's header for `manifestPath`, before anything ran.
+ojson reportHeader(const Options &opts, const std::string &manifestPath) {
   ojson report;
   report["tool"] = "kopt-run";
-  report["manifest"] = opts.manifestPath;
+  report["manifest"] = manifestPath;
   report["ptx"] = nullptr;
   report["chip"] = nullptr;
   report["device"] = nullptr;
@@ -620,40 +578,39 @@ int main(int argc, char **argv) {
   report["kernels"] = ojson::array();
   report["passed"] = nullptr;
   report["exit_code"] = kExitError;
-  auto finish = [&](int exitCode, const std::string &error) {
-    if (!error.empty()) {
-      printError(error);
-      report["error"] = error;
-    }
-    report["exit_code"] = exitCode;
-    std::string text = report.dump(2) + "\n";
-    if (!opts.outPath.empty())
-      outFile.open(opts.outPath, std::ios::trunc);
-    if (outFile.is_open()) {
-      outFile << text;
-      outFile.close();
-      if (!outFile) {
-        printError("cannot write '" + opts.outPath + "'");
-        return kExitError;
-      }
-    } else {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    }
-    return exitCode;
-  };
+  return report;
+}
 
-  Expected<Manifest> manifest = loadManifest(opts.manifestPath);
+/// Where a report goes: `finish(report, exitCode, error)` records the exit
+/// code and error in it, writes it and returns the exit code (kExitError when
+/// it could not be written).
+using FinishFn =
+    std::function<int(ojson &report, int exitCode, const std::string &error)>;
+
+/// The device the runs use, created on first use (a manifest error needs no
+/// GPU), with its stream.
+struct Device {
+  std::unique_ptr<CudaContext> ctx;
+  Stream stream{};
+  ojson info;
+};
+
+/// Loads `manifestPath`, runs its selected kernels on `device` (created when
+/// null) and finishes `report`. Sets `stop` when the context may be unusable
+/// (a failed launch or CUDA call): nothing more should run on it.
+int runManifest(const Options &opts, const std::string &manifestPath,
+                uint64_t seed, std::optional<Device> &device,
+                const FinishFn &finish, bool &stop) {
+  ojson report = reportHeader(opts, manifestPath);
+  Expected<Manifest> manifest = loadManifest(manifestPath);
   if (!manifest.ok())
-    return finish(kExitError, manifest.error());
-  {
-    // Nor the PTX the manifest names.
-    if (!opts.outPath.empty() && samePath(opts.outPath, manifest->ptxPath)) {
-      printError(
-          "the report '" + opts.outPath +
-          "' would overwrite the manifest's PTX; choose another -o file");
-      return kExitError;
-    }
-  }
+    return finish(report, kExitError, manifest.error());
+  // Nor the PTX the manifest names.
+  if (!opts.outPath.empty() && samePath(opts.outPath, manifest->ptxPath))
+    return finish(report, kExitError,
+                  "the report '" + opts.outPath +
+                      "' would overwrite the manifest's PTX; choose another "
+                      "-o file");
   report["ptx"] = manifest->ptxPath;
   report["chip"] = manifest->chip;
   std::vector<const KernelSpec *> selected;
@@ -667,33 +624,48 @@ int main(int argc, char **argv) {
         std::string names;
         for (const KernelSpec &kk : manifest->kernels)
           names += (names.empty() ? "" : ", ") + kk.name;
-        return finish(kExitError, "no kernel named '" + name + "' in " +
-                                      opts.manifestPath + " (kernels: " +
-                                      (names.empty() ? "none" : names) + ")");
+        return finish(report, kExitError,
+                      "no kernel named '" + name + "' in " + manifestPath +
+                          " (kernels: " + (names.empty() ? "none" : names) +
+                          ")");
       }
       if (std::find(selected.begin(), selected.end(), k) == selected.end())
         selected.push_back(k);
     }
   }
   if (selected.empty())
-    return finish(kExitError,
-                  opts.manifestPath + ": the manifest has no kernels");
-
-  uint64_t seed =
-      opts.seed
-          ? *opts.seed
-          : static_cast<uint64_t>(
-                std::chrono::system_clock::now().time_since_epoch().count()) %
-                1000000000000ull;
-  std::fprintf(stderr, "kopt-run: seed %" PRIu64 "\n", seed);
+    return finish(report, kExitError,
+                  manifestPath + ": the manifest has no kernels");
   report["seed"] = seed;
 
-  Expected<std::unique_ptr<CudaContext>> ctxOr =
-      CudaContext::create(opts.device);
-  if (!ctxOr.ok())
-    return finish(kExitError, ctxOr.error());
-  std::unique_ptr<CudaContext> ctx = ctxOr.take();
-  const DeviceInfo &dev = ctx->device();
+  if (!device) {
+    Expected<std::unique_ptr<CudaContext>> ctxOr =
+        CudaContext::create(opts.device);
+    if (!ctxOr.ok()) {
+      stop = true;
+      return finish(report, kExitError, ctxOr.error());
+    }
+    Device d;
+    d.ctx = ctxOr.take();
+    Expected<Stream> stream = d.ctx->createStream();
+    if (!stream.ok()) {
+      stop = true;
+      return finish(report, kExitError, stream.error());
+    }
+    d.stream = *stream;
+    const DeviceInfo &dev = d.ctx->device();
+    d.info = {{"ordinal", dev.ordinal},
+              {"name", dev.name},
+              {"compute_capability",
+               std::to_string(dev.ccMajor) + "." + std::to_string(dev.ccMinor)},
+              {"sm_count", dev.smCount},
+              {"l2_bytes", dev.l2CacheBytes},
+              {"memory_bytes", dev.totalMemoryBytes},
+              {"driver_version", dev.driverVersion}};
+    device = std::move(d);
+  }
+  CudaContext &ctx = *device->ctx;
+  const DeviceInfo &dev = ctx.device();
   std::string deviceArch =
       "sm_" + std::to_string(dev.ccMajor) + std::to_string(dev.ccMinor);
   if (manifest->chip.rfind(deviceArch, 0) != 0)
@@ -702,21 +674,11 @@ int main(int argc, char **argv) {
                  "(%s) is %s\n",
                  manifest->chip.c_str(), dev.ordinal, dev.name.c_str(),
                  deviceArch.c_str());
-  report["device"] = {{"ordinal", dev.ordinal},
-                      {"name", dev.name},
-                      {"compute_capability", std::to_string(dev.ccMajor) + "." +
-                                                 std::to_string(dev.ccMinor)},
-                      {"sm_count", dev.smCount},
-                      {"l2_bytes", dev.l2CacheBytes},
-                      {"memory_bytes", dev.totalMemoryBytes},
-                      {"driver_version", dev.driverVersion}};
+  report["device"] = device->info;
 
   std::string error;
   bool allPassed = true;
   {
-    Expected<Stream> stream = ctx->createStream();
-    if (!stream.ok())
-      return finish(kExitError, stream.error());
     // A launch that timed out may still run: write the report and leave at
     // once, without freeing anything or releasing the context (either would
     // wait for the kernel).
@@ -724,15 +686,15 @@ int main(int argc, char **argv) {
       ojson e = entry;
       e["error"] = message;
       report["kernels"].push_back(e);
-      std::string log = ctx->jitInfoLog(manifest->ptxPath);
+      std::string log = ctx.jitInfoLog(manifest->ptxPath);
       if (!log.empty())
         report["jit_info_log"] = log;
-      int code = finish(kExitError, message);
+      int code = finish(report, kExitError, message);
       std::fflush(stdout);
       std::fflush(stderr);
       std::_Exit(code);
     };
-    Runner runner(*ctx, *stream, *manifest, opts, seed, onContextLost);
+    Runner runner(ctx, device->stream, *manifest, opts, seed, onContextLost);
     for (size_t i = 0; i < selected.size(); ++i) {
       const KernelSpec &k = *selected[i];
       ojson entry;
@@ -747,6 +709,7 @@ int main(int argc, char **argv) {
                     ? status.message()
                     : named + ": " + status.message();
         // A failed launch can leave the context unusable: stop here.
+        stop = true;
         break;
       }
       allPassed = allPassed && passed;
@@ -754,15 +717,159 @@ int main(int argc, char **argv) {
                    summaryLine(entry).c_str());
       report["kernels"].push_back(entry);
     }
-    if (error.empty())
-      (void)ctx->destroyStream(*stream);
   }
-  std::string log = ctx->jitInfoLog(manifest->ptxPath);
+  std::string log = ctx.jitInfoLog(manifest->ptxPath);
   if (!log.empty())
     report["jit_info_log"] = log;
   if (!error.empty())
-    return finish(kExitError, error);
+    return finish(report, kExitError, error);
   if (opts.check)
     report["passed"] = allPassed;
-  return finish(opts.check && !allPassed ? kExitFailedCheck : 0, "");
+  return finish(report, opts.check && !allPassed ? kExitFailedCheck : 0, "");
+}
+
+/// Whether the report file `path` can be written, without truncating it yet
+/// (it is written once the manifest and the PTX have been read). An
+/// existing file is opened for appending, which changes nothing; a new one
+/// is not created yet: its folder must be writable.
+bool canWrite(const std::string &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    return static_cast<bool>(std::ofstream(path, std::ios::app));
+  fs::path dir = fs::path(path).parent_path();
+  return ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
+}
+
+/// The manifests a --batch file lists: one path per line; blank lines and
+/// lines starting with '#' are skipped.
+Expected<std::vector<std::string>> readBatch(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return Status::error("cannot read the batch file '" + path +
+                         "': " + std::strerror(errno));
+  std::vector<std::string> paths;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#')
+      continue;
+    size_t e = line.find_last_not_of(" \t\r");
+    paths.push_back(line.substr(b, e - b + 1));
+  }
+  if (paths.empty())
+    return Status::error("the batch file '" + path + "' lists no manifest");
+  return paths;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  bool help = false;
+  if (std::optional<std::string> err = parseArgs(argc, argv, opts, help)) {
+    printError(*err);
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitError;
+  }
+  if (help) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  uint64_t seed =
+      opts.seed
+          ? *opts.seed
+          : static_cast<uint64_t>(
+                std::chrono::system_clock::now().time_since_epoch().count()) %
+                1000000000000ull;
+  std::fprintf(stderr, "kopt-run: seed %" PRIu64 "\n", seed);
+  std::optional<Device> device;
+
+  if (!opts.batchPath.empty()) {
+    // --batch: every manifest's report, compact, as one line of the
+    // --jsonl file, appended and flushed as soon as it is done, on one
+    // context. A manifest that stops the context ends the batch: the
+    // manifests after it get no line.
+    Expected<std::vector<std::string>> paths = readBatch(opts.batchPath);
+    if (!paths.ok()) {
+      printError(paths.error());
+      return kExitError;
+    }
+    for (const std::string &p : *paths)
+      if (samePath(opts.jsonlPath, p)) {
+        printError("the report '" + opts.jsonlPath +
+                   "' would overwrite the manifest '" + p + "'");
+        return kExitError;
+      }
+    std::FILE *out = std::fopen(opts.jsonlPath.c_str(), "a");
+    if (!out) {
+      printError("cannot write '" + opts.jsonlPath +
+                 "': " + std::strerror(errno));
+      return kExitError;
+    }
+    FinishFn finish = [&](ojson &report, int exitCode,
+                          const std::string &error) {
+      if (!error.empty()) {
+        printError(error);
+        report["error"] = error;
+      }
+      report["exit_code"] = exitCode;
+      std::string line = report.dump() + "\n";
+      if (std::fwrite(line.data(), 1, line.size(), out) != line.size() ||
+          std::fflush(out) != 0) {
+        printError("cannot write '" + opts.jsonlPath + "'");
+        return kExitError;
+      }
+      return exitCode;
+    };
+    int worst = 0;
+    for (const std::string &p : *paths) {
+      bool stop = false;
+      int code = runManifest(opts, p, seed, device, finish, stop);
+      worst = std::max(worst, code);
+      if (stop)
+        break;
+    }
+    std::fclose(out);
+    return worst;
+  }
+
+  // From here on every exit writes the JSON report (with an "error" field on
+  // errors), so that scripts always find one.
+  if (!opts.outPath.empty()) {
+    // Opening the report truncates it: never let that be the manifest.
+    if (samePath(opts.outPath, opts.manifestPath)) {
+      printError("the report '" + opts.outPath +
+                 "' would overwrite the manifest; choose another -o file");
+      return kExitError;
+    }
+    if (!canWrite(opts.outPath)) {
+      printError("cannot write '" + opts.outPath +
+                 "': " + std::strerror(errno));
+      return kExitError;
+    }
+  }
+  FinishFn finish = [&](ojson &report, int exitCode,
+                        const std::string &error) {
+    if (!error.empty()) {
+      printError(error);
+      report["error"] = error;
+    }
+    report["exit_code"] = exitCode;
+    std::string text = report.dump(2) + "\n";
+    if (opts.outPath.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return exitCode;
+    }
+    std::ofstream outFile(opts.outPath, std::ios::trunc);
+    outFile << text;
+    outFile.close();
+    if (!outFile) {
+      printError("cannot write '" + opts.outPath + "'");
+      return kExitError;
+    }
+    return exitCode;
+  };
+  bool stop = false;
+  return runManifest(opts, opts.manifestPath, seed, device, finish, stop);
 }

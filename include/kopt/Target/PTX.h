@@ -62,6 +62,9 @@ struct KoptToPTXOptions {
   unsigned optLevel = 3;
   /// JSON file of schedules for kopt-select-schedule (empty: the heuristic).
   std::string schedule;
+  /// Tuning database (SQLite, kopt-tune --db) for kopt-select-schedule
+  /// (empty: none).
+  std::string tuningDb;
   /// Print each matmul kernel's schedule space as JSON to stdout.
   bool printSpace = false;
   /// kopt-pack-operands' min-reuse: pack an f16/bf16 matmul operand the fast

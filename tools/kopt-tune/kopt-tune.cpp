@@ -1,0 +1,615 @@
+//===- kopt-tune.cpp - Schedule search for the kernels of a module --------===//
+//
+//   kopt-tune MODULE.mlir [--strategy=evolutionary] [--budget=64] [--seed=0]
+//             [--jobs=N] [--measurer=gpu|model|replay] [--replay=TABLE.jsonl]
+//             [--db=FILE] [--resume] [--log=TRIALS.jsonl] [--json=OUT.json]
+//   kopt-tune --db=FILE --export=OUT.jsonl | --import=IN.jsonl
+//
+// Compiles the module once with the default heuristic, makes a task of each
+// matmul kernel (include/kopt/Search/Task.h), and tunes the tasks within
+// the budget (Tuner.h): the strategy proposes batches, the builder compiles
+// them --jobs at a time (kopt_compile, then ptxas -v: spilling candidates and
+// shared-memory overflows are dropped before any GPU time), the measurer
+// times them one at a time, every trial goes to the tuning database and the
+// trial log. Prints a progress bar on a terminal and a final table per
+// kernel: trials, the heuristic's time, the best time and schedule.
+// docs/tuning.md is the user's guide.
+//
+// Exit code: 0 when tuning ran (whatever the trials' outcomes), 1 when no
+// trial of some kernel was usable, 2 on bad arguments, an unreadable or
+// uncompilable module, a module without matmul kernels, or a failure of the
+// measurer or the database.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tune.h"
+
+#include "kopt-c/kopt.h"
+#include "kopt/Manifest/Manifest.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#ifndef KOPT_VERSION
+#error "KOPT_VERSION is set by tools/kopt-tune/CMakeLists.txt"
+#endif
+
+using namespace kopt;
+using namespace kopt::search;
+namespace cl = llvm::cl;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+static cl::OptionCategory category("kopt-tune options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<module.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    strategyOpt("strategy",
+                cl::desc("heuristic, grid, random or evolutionary (default)"),
+                cl::init("evolutionary"), cl::cat(category));
+static cl::opt<int64_t> budgetOpt("budget",
+                                  cl::desc("trials in all (default 64)"),
+                                  cl::init(64), cl::cat(category));
+static cl::opt<int64_t>
+    budgetPerKernel("budget-per-kernel",
+                    cl::desc("at most this many trials per kernel (0: no "
+                             "limit but --budget)"),
+                    cl::init(0), cl::cat(category));
+static cl::opt<uint64_t> seedOpt("seed", cl::desc("search seed (default 0)"),
+                                 cl::init(0), cl::cat(category));
+static cl::opt<int> jobsOpt(
+    "jobs", cl::desc("compiles at once (default: the host's cores)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    batchOpt("batch-size",
+             cl::desc("candidates per batch (default 16: built together, "
+                      "then measured one at a time)"),
+             cl::init(16), cl::cat(category));
+static cl::opt<std::string> measurerOpt(
+    "measurer",
+    cl::desc("gpu (default), model (an analytical estimate) or replay"),
+    cl::init("gpu"), cl::cat(category));
+static cl::opt<std::string>
+    replayOpt("replay", cl::desc("the recorded table of --measurer=replay"),
+              cl::value_desc("table.jsonl"), cl::cat(category));
+static cl::opt<std::string> dbOpt("db", cl::desc("the tuning database (SQLite)"),
+                                  cl::value_desc("file"), cl::cat(category));
+static cl::opt<bool>
+    resumeOpt("resume",
+              cl::desc("continue the last session of this module, strategy, "
+                       "seed and measurer in --db without repeating trials"),
+              cl::cat(category));
+static cl::opt<std::string>
+    sessionOpt("session",
+               cl::desc("the session's name (default: module-strategy-seed-"
+                        "measurer, plus the start time unless --resume)"),
+               cl::cat(category));
+static cl::list<std::string> kernelOpt("kernel",
+                                       cl::desc("tune only this kernel"),
+                                       cl::cat(category));
+static cl::opt<std::string> chipOpt("chip",
+                                    cl::desc("target GPU (default: sm_90a)"),
+                                    cl::init("sm_90a"), cl::cat(category));
+static cl::opt<int> compileTimeout(
+    "compile-timeout",
+    cl::desc("seconds before ptxas is killed (ptxas can hang; default 120)"),
+    cl::init(120), cl::cat(category));
+static cl::opt<int64_t>
+    runTimeout("run-timeout",
+               cl::desc("ms before a kernel's launch is given up (default "
+                        "10000)"),
+               cl::init(10000), cl::cat(category));
+static cl::opt<int64_t> runsOpt("runs",
+                                cl::desc("timed runs per candidate, at most "
+                                         "(default 50)"),
+                                cl::init(50), cl::cat(category));
+static cl::opt<int64_t>
+    timeBudget("time-budget",
+               cl::desc("ms of timed runs per candidate (default 400)"),
+               cl::init(400), cl::cat(category));
+static cl::opt<std::string> logOpt("log",
+                                   cl::desc("append every trial as a JSON line"),
+                                   cl::value_desc("trials.jsonl"),
+                                   cl::cat(category));
+static cl::opt<std::string> jsonOpt("json",
+                                    cl::desc("write the final table as JSON"),
+                                    cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string>
+    workDirOpt("work-dir",
+               cl::desc("where candidates are compiled (default: a new "
+                        "temporary folder, removed at the end)"),
+               cl::cat(category));
+static cl::opt<bool> keepWork("keep-work",
+                              cl::desc("keep the candidates' files"),
+                              cl::cat(category));
+static cl::opt<std::string>
+    koptRunOpt("kopt-run",
+               cl::desc("kopt-run for --measurer=gpu (default: beside "
+                        "kopt-tune, then PATH)"),
+               cl::cat(category));
+static cl::opt<std::string> ptxasOpt(
+    "ptxas",
+    cl::desc("ptxas for the resources check (default: found as the build "
+             "does; 'none': no check)"),
+    cl::cat(category));
+static cl::opt<bool> noProgress("no-progress",
+                                cl::desc("no progress bar on a terminal"),
+                                cl::cat(category));
+static cl::opt<std::string> exportOpt(
+    "export", cl::desc("write every trial of --db as JSON lines and exit"),
+    cl::value_desc("out.jsonl"), cl::cat(category));
+static cl::opt<std::string>
+    importOpt("import", cl::desc("add the JSON lines of a file to --db and exit"),
+              cl::value_desc("in.jsonl"), cl::cat(category));
+
+namespace {
+
+constexpr int kExitUnusable = 1;
+constexpr int kExitError = 2;
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "kopt-tune: error: %s\n", message.c_str());
+  return kExitError;
+}
+
+std::string utcStamp(const char *format) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), format, &tm);
+  return buf;
+}
+
+/// "wgmma 128x256x64 w64x256 s4 tma ws persistent sw8 v8 tma_store".
+std::string shortSchedule(const schedule::MatmulSchedule &s) {
+  std::ostringstream o;
+  o << schedule::toString(s.instruction) << " " << s.blockM << "x" << s.blockN
+    << "x" << s.blockK << " w" << s.warpM << "x" << s.warpN << " s" << s.stages
+    << " " << schedule::toString(s.copy);
+  if (s.splitK > 1)
+    o << " splitk" << s.splitK;
+  if (s.swizzle > 1)
+    o << " sw" << s.swizzle;
+  if (s.vectorWidth > 1)
+    o << " v" << s.vectorWidth;
+  if (s.persistent)
+    o << " persistent";
+  if (s.warpSpecialize)
+    o << " ws";
+  if (s.tmaStore)
+    o << " tma_store";
+  return o.str();
+}
+
+int dbOnly(Database &db) {
+  if (!exportOpt.empty()) {
+    std::ofstream out(exportOpt);
+    if (!out)
+      return fail("cannot write '" + exportOpt + "'");
+    Expected<int64_t> n = db.exportJSONL(out);
+    out.close();
+    if (!n.ok())
+      return fail(n.error());
+    if (!out)
+      return fail("cannot write '" + exportOpt + "'");
+    std::fprintf(stderr, "kopt-tune: exported %lld trials to %s\n",
+                 (long long)*n, exportOpt.c_str());
+    return 0;
+  }
+  std::ifstream in(importOpt);
+  if (!in)
+    return fail("cannot read '" + importOpt + "'");
+  Expected<int64_t> n = db.importJSONL(in, importOpt);
+  if (!n.ok())
+    return fail(n.error());
+  std::fprintf(stderr, "kopt-tune: imported %lld trials into %s\n",
+               (long long)*n, db.path().c_str());
+  return 0;
+}
+
+/// The progress bar (a terminal) or one line per trial (a log).
+class Progress {
+public:
+  Progress(int64_t total, bool bar) : total(total), bar(bar) {
+    start = std::chrono::steady_clock::now();
+  }
+  void trial(const Task &task, const Trial &t, int64_t done,
+             const TrialRecord *best) {
+    double elapsed = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    double eta = done > resumed ? elapsed / double(done - resumed) *
+                                      double(total - done)
+                                : 0;
+    char line[512];
+    if (bar) {
+      int width = 30;
+      int filled = total > 0 ? int(width * done / total) : width;
+      std::string b(size_t(filled), '#');
+      b.resize(size_t(width), '.');
+      std::snprintf(line, sizeof(line),
+                    "\r[%s] %lld/%lld  %s best %s  ETA %d:%02d   ", b.c_str(),
+                    (long long)done, (long long)total, task.kernel.c_str(),
+                    best ? (fmt(best->medianMs) + " ms").c_str() : "-",
+                    int(eta) / 60, int(eta) % 60);
+      std::fputs(line, stderr);
+      if (done >= total)
+        std::fputs("\n", stderr);
+    } else {
+      std::snprintf(line, sizeof(line),
+                    "kopt-tune: [%lld/%lld] %s %s%s%s (best %s)\n",
+                    (long long)done, (long long)total, task.kernel.c_str(),
+                    t.record.status.c_str(),
+                    t.record.usable()
+                        ? (" " + fmt(t.record.medianMs) + " ms").c_str()
+                        : "",
+                    t.record.error.empty()
+                        ? ""
+                        : (": " + schedule::abbreviate(t.record.error, 120))
+                              .c_str(),
+                    best ? (fmt(best->medianMs) + " ms").c_str() : "none");
+      std::fputs(line, stderr);
+    }
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (bar)
+      std::fputs("\n", stderr);
+  }
+  static std::string fmt(double ms) {
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.4f", ms);
+    return b;
+  }
+  int64_t resumed = 0;
+
+private:
+  int64_t total;
+  bool bar;
+  std::chrono::steady_clock::time_point start;
+};
+
+std::string findKoptRun(const char *argv0) {
+  if (!koptRunOpt.empty())
+    return koptRunOpt;
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findKoptRun));
+  if (!self.empty()) {
+    fs::path sibling = fs::path(self).parent_path() / "kopt-run";
+    if (::access(sibling.c_str(), X_OK) == 0)
+      return sibling.string();
+  }
+  if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName("kopt-run"))
+    return *p;
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kopt-tune (kopt) version " << KOPT_VERSION << "\n";
+  });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "kopt-tune: schedule search for the matmul kernels of a module\n");
+
+  // The database, first: --export / --import need nothing else.
+  std::unique_ptr<Database> db;
+  if (!exportOpt.empty() || !importOpt.empty()) {
+    if (dbOpt.empty())
+      return fail("--export and --import need --db");
+    if (!exportOpt.empty() && !importOpt.empty())
+      return fail("give --export or --import, not both");
+    if (!inputFile.empty())
+      return fail("--export and --import take no module");
+    Expected<std::unique_ptr<Database>> d =
+        Database::open(dbOpt, /*readOnly=*/!exportOpt.empty());
+    if (!d.ok())
+      return fail(d.error());
+    return dbOnly(**d);
+  }
+  if (inputFile.empty())
+    return fail("no module given (kopt-tune MODULE.mlir; --help lists the "
+                "options)");
+  if (budgetOpt < 0 || budgetPerKernel < 0)
+    return fail("--budget and --budget-per-kernel must not be negative");
+  if (batchOpt < 1 || batchOpt > 1024)
+    return fail("--batch-size must be in [1, 1024], got " +
+                std::to_string(batchOpt));
+  if (runsOpt < 1 || timeBudget < 0 || runTimeout < 0 || compileTimeout < 0)
+    return fail("--runs must be at least 1; --time-budget, --run-timeout and "
+                "--compile-timeout must not be negative");
+  if (resumeOpt && dbOpt.empty())
+    return fail("--resume needs --db (the trials to resume are there)");
+  if (Expected<std::unique_ptr<Agent>> a = makeAgent(strategyOpt, 0); !a.ok())
+    return fail(a.error());
+
+  // The measurer.
+  std::unique_ptr<Measurer> measurer;
+  std::string koptRun;
+  if (measurerOpt == "model") {
+    measurer = makeModelMeasurer();
+  } else if (measurerOpt == "replay") {
+    if (replayOpt.empty())
+      return fail("--measurer=replay needs --replay=TABLE.jsonl");
+    Expected<std::unique_ptr<Measurer>> m = makeReplayMeasurer(replayOpt);
+    if (!m.ok())
+      return fail(m.error());
+    measurer = std::move(*m);
+  } else if (measurerOpt == "gpu") {
+    koptRun = findKoptRun(argv[0]);
+    if (koptRun.empty())
+      return fail("--measurer=gpu needs kopt-run: not beside kopt-tune nor "
+                  "on PATH (give --kopt-run=PATH, or --measurer=model for an "
+                  "estimate without a GPU)");
+  } else {
+    return fail("unknown measurer '" + measurerOpt +
+                "' (known: gpu, model, replay)");
+  }
+  if (!replayOpt.empty() && measurerOpt != "replay")
+    return fail("--replay is for --measurer=replay");
+
+  // The module, compiled once with the heuristic: its matmul kernels.
+  std::ifstream in(inputFile);
+  if (!in)
+    return fail("cannot read '" + inputFile + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string source = ss.str();
+  kopt_compile_options copts{};
+  copts.struct_size = sizeof(copts);
+  copts.chip = chipOpt.c_str();
+  copts.opt_level = 0;
+  copts.pack_min_reuse = -1;
+  copts.source_name = inputFile.c_str();
+  kopt_compiled *compiled = nullptr;
+  if (kopt_error *e =
+          kopt_compile(source.data(), source.size(), &copts, &compiled)) {
+    std::string message = kopt_error_message(e);
+    kopt_error_free(e);
+    return fail("cannot compile '" + inputFile + "':\n" + message);
+  }
+  std::string manifestText = kopt_compiled_manifest(compiled, nullptr);
+  kopt_compiled_free(compiled);
+  Expected<manifest::Manifest> m =
+      manifest::parseManifest(manifestText, inputFile);
+  if (!m.ok())
+    return fail(m.error());
+  Expected<std::vector<Task>> all = tasksFromManifest(*m);
+  if (!all.ok())
+    return fail(all.error());
+  std::vector<Task> tasks;
+  for (Task &t : *all)
+    if (kernelOpt.empty() ||
+        std::find(kernelOpt.begin(), kernelOpt.end(), t.kernel) !=
+            kernelOpt.end())
+      tasks.push_back(std::move(t));
+  for (const std::string &k : kernelOpt)
+    if (std::none_of(tasks.begin(), tasks.end(),
+                     [&](const Task &t) { return t.kernel == k; })) {
+      std::string names;
+      for (const Task &t : *all)
+        names += (names.empty() ? "" : ", ") + t.kernel;
+      return fail("--kernel " + k + ": no matmul kernel of that name (the "
+                  "module's: " + (names.empty() ? "none" : names) + ")");
+    }
+  if (tasks.empty())
+    return fail("nothing to tune: '" + inputFile +
+                "' has no matmul kernel (kopt-tune searches matmul "
+                "schedules; row and elementwise kernels have no space yet)");
+  if (!measurer) {
+    // gpu: the workspace for candidates.
+  }
+  std::unique_ptr<Measurer> gpu;
+  std::string workDir = workDirOpt;
+  bool tempWork = workDir.empty();
+  if (tempWork) {
+    llvm::SmallString<128> dir;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("kopt-tune", dir))
+      return fail("cannot create a work folder: " + ec.message());
+    workDir = std::string(dir);
+  } else {
+    std::error_code ec;
+    fs::create_directories(workDir, ec);
+    if (ec)
+      return fail("cannot create '" + workDir + "': " + ec.message());
+  }
+  struct Cleanup {
+    std::string dir;
+    bool remove;
+    ~Cleanup() {
+      if (remove) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+      }
+    }
+  } cleanup{workDir, tempWork && !keepWork};
+
+  if (!measurer) {
+    tune::GpuOptions g;
+    g.koptRun = koptRun;
+    g.seed = seedOpt + 1;
+    g.runs = runsOpt;
+    g.runTimeoutMs = runTimeout;
+    g.timeBudgetMs = timeBudget;
+    g.workDir = workDir;
+    measurer = tune::makeGpuMeasurer(g);
+  }
+  std::unique_ptr<Builder> builder;
+  if (measurer->needsBuild()) {
+    tune::BuildOptions b;
+    b.source = source;
+    b.sourceName = inputFile;
+    b.chip = chipOpt;
+    b.workDir = workDir;
+    b.jobs = jobsOpt > 0 ? jobsOpt
+                         : std::max(1u, std::thread::hardware_concurrency());
+    b.ptxas = ptxasOpt == "none" ? "" : !ptxasOpt.empty() ? ptxasOpt
+                                                          : tune::findPtxas();
+    if (b.ptxas.empty() && ptxasOpt != "none")
+      std::fprintf(stderr, "kopt-tune: warning: ptxas not found: no "
+                           "registers or spills are checked before timing "
+                           "(set KOPT_PTXAS or --ptxas)\n");
+    b.compileTimeoutS = compileTimeout;
+    builder = tune::makeBuilder(b);
+  }
+  for (Task &t : tasks) {
+    std::optional<std::vector<std::string>> only = measurer->points(t);
+    fillSpace(t, only ? &*only : nullptr);
+    if (t.space.empty())
+      std::fprintf(stderr,
+                   "kopt-tune: warning: %s (%s): no point of its space %s\n",
+                   t.kernel.c_str(), t.workloadKey.c_str(),
+                   measurerOpt == "replay" ? "is in the replay table"
+                                           : "is valid");
+  }
+
+  // The database and the session.
+  if (!dbOpt.empty()) {
+    Expected<std::unique_ptr<Database>> d = Database::open(dbOpt);
+    if (!d.ok())
+      return fail(d.error());
+    db = std::move(*d);
+  }
+  std::string session = sessionOpt;
+  if (session.empty()) {
+    std::string base = fs::path(std::string(inputFile)).stem().string() + "-" +
+                       strategyOpt + "-s" + std::to_string(seedOpt) + "-" +
+                       measurerOpt;
+    if (resumeOpt) {
+      Expected<std::vector<TrialRecord>> old = db->trials();
+      if (!old.ok())
+        return fail(old.error());
+      for (const TrialRecord &r : *old)
+        if (r.session.rfind(base + "-", 0) == 0 && r.session > session)
+          session = r.session;
+    }
+    if (session.empty())
+      session = base + "-" + utcStamp("%Y%m%dT%H%M%SZ");
+  }
+
+  TunerOptions topts;
+  topts.strategy = strategyOpt;
+  topts.budget = budgetOpt;
+  topts.budgetPerTask = budgetPerKernel;
+  topts.seed = seedOpt;
+  topts.batchSize = batchOpt;
+  topts.session = session;
+  topts.koptVersion = KOPT_VERSION;
+  Tuner tuner(tasks, *measurer, builder.get(), db.get(), topts);
+  Expected<int64_t> resumed = tuner.prepare();
+  if (!resumed.ok())
+    return fail(resumed.error());
+  std::fprintf(stderr,
+               "kopt-tune: %zu kernel%s, strategy %s, measurer %s%s, budget "
+               "%lld, session %s%s\n",
+               tasks.size(), tasks.size() == 1 ? "" : "s", strategyOpt.c_str(),
+               measurerOpt.c_str(),
+               measurerOpt == "model" ? " (estimates, not measurements)" : "",
+               (long long)budgetOpt, session.c_str(),
+               *resumed ? (", resuming " + std::to_string(*resumed) +
+                           " trials")
+                              .c_str()
+                        : "");
+
+  std::ofstream log;
+  if (!logOpt.empty()) {
+    log.open(logOpt, std::ios::app);
+    if (!log)
+      return fail("cannot write '" + logOpt + "'");
+  }
+  Progress progress(budgetOpt, !noProgress && ::isatty(2));
+  progress.resumed = *resumed;
+  Status status = tuner.run([&](const Task &task, const Trial &t, int64_t done,
+                                const TrialRecord *best) {
+    if (log.is_open()) {
+      json j = toJSON(t.record);
+      j["kernel"] = task.kernel;
+      log << j.dump() << "\n";
+      log.flush();
+    }
+    progress.trial(task, t, done, best);
+  });
+  progress.finish();
+
+  // The final table.
+  json table = json::array();
+  bool allUsable = true;
+  std::printf("%-28s %-8s %12s %12s %8s  %s\n", "kernel", "trials",
+              "heuristic ms", "best ms", "speedup", "best schedule");
+  for (const TaskResult &r : tuner.results()) {
+    json row;
+    row["kernel"] = r.task->kernel;
+    row["workload"] = r.task->workloadKey;
+    row["ops"] = r.task->ops;
+    row["trials"] = r.trials;
+    row["statuses"] = r.statuses;
+    row["measurer"] = std::string(measurerOpt);
+    double h = r.heuristic && r.heuristic->usable() ? r.heuristic->medianMs
+                                                    : TrialRecord::NaN;
+    double b = r.best ? r.best->medianMs : TrialRecord::NaN;
+    row["heuristic_ms"] = std::isnan(h) ? json(nullptr) : json(h);
+    row["best_ms"] = std::isnan(b) ? json(nullptr) : json(b);
+    row["speedup_over_heuristic"] =
+        std::isnan(h) || std::isnan(b) ? json(nullptr) : json(h / b);
+    std::string shortBest = "-";
+    if (r.best) {
+      row["best_schedule"] = json::parse(r.best->schedule);
+      int64_t p = r.task->indexOf(r.best->schedule);
+      if (p >= 0)
+        shortBest = shortSchedule(r.task->space[p]);
+    } else {
+      allUsable = false;
+    }
+    table.push_back(row);
+    char speed[16] = "-";
+    if (!std::isnan(h) && !std::isnan(b))
+      std::snprintf(speed, sizeof(speed), "%.3fx", h / b);
+    std::printf("%-28s %-8lld %12s %12s %8s  %s\n", r.task->kernel.c_str(),
+                (long long)r.trials,
+                std::isnan(h) ? "-" : Progress::fmt(h).c_str(),
+                std::isnan(b) ? "-" : Progress::fmt(b).c_str(), speed,
+                shortBest.c_str());
+  }
+  if (measurerOpt == "model")
+    std::printf("(times are the model's estimates, not measurements)\n");
+  if (!jsonOpt.empty()) {
+    json out = {{"tool", "kopt-tune"},
+                {"version", KOPT_VERSION},
+                {"module", std::string(inputFile)},
+                {"strategy", std::string(strategyOpt)},
+                {"measurer", std::string(measurerOpt)},
+                {"seed", uint64_t(seedOpt)},
+                {"budget", int64_t(budgetOpt)},
+                {"session", session},
+                {"kernels", table}};
+    if (!status.ok())
+      out["error"] = status.message();
+    std::ofstream o(jsonOpt);
+    o << out.dump(2) << "\n";
+    if (!o)
+      return fail("cannot write '" + jsonOpt + "'");
+  }
+  if (!status.ok())
+    return fail(status.message());
+  return allUsable ? 0 : kExitUnusable;
+}
