@@ -107,7 +107,7 @@ func.func @mlp(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>, %t: tenso
 // NUMWARPS: error: 'kopt.kernel' op cannot use the schedule of '{{.*}}': 'num_warps' (4) disagrees with the warp grid (block_m / warp_m) * (block_n / warp_n) = 8
 // CHIP:     error: kopt-select-schedule: unknown chip 'sm_75'
 // ENTRYNULL: error: the schedule file '{{.*}}schedule-entry-null.json': 'matmul_0' is not a schedule parameter, and as a kernel entry its value must be a schedule object, got null
-// NOPIPE:   kopt-opt: error: --kopt-schedule and --kopt-print-space apply to the --kopt-to-ptx pipeline
+// NOPIPE:   kopt-opt: error: --kopt-schedule, --kopt-tuning-db and --kopt-print-space apply to the --kopt-to-ptx pipeline
 // TWOFILES: kopt-opt: error: --kopt-schedule={{.*}}schedule-ffma.json and --kopt-to-ptx="schedule={{.*}}schedule-partial.json" name different schedule files
 // DEEP:     error: the schedule file '{{.*}}' has an entry 'a' that names no matmul kernel
 // SM86:     error: 'kopt.kernel' op schedule is invalid for {{.*}}/sm_86: {{.*}} sm_86 allows 101376 per block

@@ -329,8 +329,13 @@ int main(int argc, char **argv) {
   if (inputFile.empty())
     return fail("no module given (kopt-tune MODULE.mlir; --help lists the "
                 "options)");
-  if (budgetOpt < 0 || budgetPerKernel < 0)
-    return fail("--budget and --budget-per-kernel must not be negative");
+  if (budgetOpt < 1 || budgetPerKernel < 0)
+    return fail("--budget must be at least 1 and --budget-per-kernel not "
+                "negative, got " + std::to_string(budgetOpt) + " and " +
+                std::to_string(budgetPerKernel));
+  if (jobsOpt < 0 || jobsOpt > 4096)
+    return fail("--jobs must be in [0, 4096] (0: the host's cores), got " +
+                std::to_string(jobsOpt));
   if (batchOpt < 1 || batchOpt > 1024)
     return fail("--batch-size must be in [1, 1024], got " +
                 std::to_string(batchOpt));
