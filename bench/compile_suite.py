@@ -201,16 +201,19 @@ def compile_one(p, out_dir, kopt_opt, ptxas, arch):
     return finish(r, p, files, ptxas, arch)
 
 
-def compile_in_process(p, out_dir, kopt, ptxas, arch, cuda_path=None):
+def compile_in_process(p, out_dir, kopt, ptxas, arch, cuda_path=None, tuning_db=None):
     """One problem through the Python package (kopt.compile: the same pipeline as
     kopt-opt --kopt-to-ptx, in this process; the PTX and manifest are the same
-    bytes), written as compile_one writes them. A compile error is CompileError;
-    any other failure of the library is recorded as a crash."""
+    bytes), written as compile_one writes them; with `tuning_db` (a kopt-tune
+    database) each matmul kernel takes its workload's best recorded schedule
+    (docs/tuning.md). A compile error is CompileError; any other failure of the
+    library is recorded as a crash."""
     r, files = new_record(p, out_dir)
     t0 = time.monotonic()
     try:
         with open(files["mlir"]) as f:
-            compiled = kopt.compile(f.read(), name=files["mlir"], cuda_path=cuda_path)
+            compiled = kopt.compile(f.read(), name=files["mlir"], cuda_path=cuda_path,
+                                    tuning_db=tuning_db)
         compiled.write(files["ptx"])
         err = None
     except kopt.CompileError as e:

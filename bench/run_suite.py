@@ -100,7 +100,10 @@ def compile_here(args):
     t0 = time.monotonic()
     results = compile_suite.compile_all(
         problems, out, lambda p, d: compile_suite.compile_in_process(
-            p, d, kopt, args.ptxas, "sm_90a", args.cuda_path), args.compile_jobs)
+            p, d, kopt, args.ptxas, "sm_90a", args.cuda_path, args.tuning_db),
+        args.compile_jobs)
+    if args.tuning_db:
+        compiler["tuning_db"] = os.path.abspath(args.tuning_db)
     rec = compile_suite.write_record(out, results, compiler, args.ptxas, "sm_90a")
     log(f"compiled {len(results)} problems in {time.monotonic() - t0:.1f} s with "
         f"{compiler['compiler']}: " +
@@ -271,6 +274,9 @@ def parse_args(argv):
                     help="threads compiling with --compile (default: min(8, cores))")
     ap.add_argument("--cuda-path", help="with --compile: the CUDA toolkit whose libdevice "
                     "kopt links (default: $CUDA_HOME, else /usr/local/cuda)")
+    ap.add_argument("--tuning-db", help="with --compile: a kopt-tune database; each "
+                    "matmul kernel takes its workload's best recorded schedule "
+                    "(docs/tuning.md)")
     ap.add_argument("--ptxas", help="with --compile: also assemble each PTX with this "
                     "ptxas (registers and spills in the compile record)")
     ap.add_argument("--allow-reduced-precision", action="store_true",
@@ -288,6 +294,10 @@ def parse_args(argv):
         ap.error("--compile needs --out (the PTX goes to OUT/compiled)")
     if not args.ptx_dir and not args.compile:
         ap.error("--ptx-dir or --compile is required")
+    if args.tuning_db and not args.compile:
+        ap.error("--tuning-db needs --compile (it chooses the schedules of a compile)")
+    if args.tuning_db and not os.path.isfile(args.tuning_db):
+        ap.error(f"--tuning-db {args.tuning_db}: no such file")
     args.peers = [x for x in args.peers.split(",") if x]
     for peer in args.peers:
         if peer not in DEFAULT_PEERS:

@@ -472,6 +472,9 @@ class Manifest(unittest.TestCase):
             self.assertNotIn("ptxas", r)
             with open(os.path.join(d, ok["name"] + ".json")) as f:
                 self.assertEqual(json.load(f)["ptx"], ok["name"] + ".ptx")
+            missing = compile_suite.compile_in_process(
+                ok, d, kopt, None, "sm_90a", tuning_db=os.path.join(d, "none.db"))
+            self.assertIn("no such tuning database", missing["error"])
             bad = copy.deepcopy(ok)
             bad["graph"][0]["op"] = "nonsense"
             for expect, status in (("supported", "unsupported-unexpected"),
@@ -534,6 +537,11 @@ class Manifest(unittest.TestCase):
                     run_suite.main(["--compile", ks.SUITE_PATH, "--dry-run"])  # no --out
                 with self.assertRaises(SystemExit):
                     run_suite.main(["--compile", ks.SUITE_PATH, "--ptx-dir", d, "--out", d])
+                with self.assertRaises(SystemExit):  # no such database
+                    run_suite.main(["--compile", ks.SUITE_PATH, "--out", d, "--dry-run",
+                                    "--tuning-db", os.path.join(d, "none.db")])
+                with self.assertRaises(SystemExit):  # a database without --compile
+                    run_suite.main(["--ptx-dir", d, "--tuning-db", ks.SUITE_PATH])
                 self.assertEqual(run_suite.main(["--compile", os.path.join(d, "none.json"),
                                                  "--out", d, "--dry-run"]), 2)
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Search/Agent.h"
+#include "Internal.h"
 
 #include <algorithm>
 #include <numeric>
@@ -13,8 +14,6 @@
 #include <unordered_set>
 
 namespace kopt::search {
-
-std::unique_ptr<Agent> makeEvolutionaryAgent(uint64_t seed);
 
 namespace {
 
@@ -117,32 +116,9 @@ public:
                                const std::vector<Trial> &history,
                                size_t n) override {
     seen.update(task, history);
-    int64_t size = int64_t(task.space.size());
-    std::vector<int64_t> out;
-    std::unordered_set<int64_t> taken;
-    if (int64_t(seen.size()) * 2 < size) {
-      // Mostly untried: draw and redraw (a few tries per point).
-      std::uniform_int_distribution<int64_t> d(0, size - 1);
-      for (int64_t tries = 0; out.size() < n && tries < int64_t(n) * 64;
-           ++tries) {
-        int64_t p = d(rng);
-        if (!seen(p) && taken.insert(p).second)
-          out.push_back(p);
-      }
-      if (out.size() == n)
-        return out;
-    }
-    std::vector<int64_t> rest;
-    for (int64_t i = 0; i < size; ++i)
-      if (!seen(i) && !taken.count(i))
-        rest.push_back(i);
-    std::shuffle(rest.begin(), rest.end(), rng);
-    for (int64_t p : rest) {
-      if (out.size() >= n)
-        break;
-      out.push_back(p);
-    }
-    return out;
+    return drawUntried(
+        int64_t(task.space.size()), seen.size(), n,
+        [&](int64_t p) { return !seen(p); }, rng);
   }
 
 private:
@@ -151,6 +127,36 @@ private:
 };
 
 } // namespace
+
+std::vector<int64_t> drawUntried(int64_t size, size_t tried, size_t n,
+                                 const std::function<bool(int64_t)> &untried,
+                                 std::mt19937_64 &rng) {
+  std::vector<int64_t> out;
+  std::unordered_set<int64_t> taken;
+  if (size > 0 && int64_t(tried) * 2 < size) {
+    // Mostly untried: draw and redraw (a few tries per point).
+    std::uniform_int_distribution<int64_t> d(0, size - 1);
+    for (int64_t tries = 0; out.size() < n && tries < int64_t(n) * 64;
+         ++tries) {
+      int64_t p = d(rng);
+      if (untried(p) && taken.insert(p).second)
+        out.push_back(p);
+    }
+    if (out.size() == n)
+      return out;
+  }
+  std::vector<int64_t> rest;
+  for (int64_t i = 0; i < size; ++i)
+    if (untried(i) && !taken.count(i))
+      rest.push_back(i);
+  std::shuffle(rest.begin(), rest.end(), rng);
+  for (int64_t p : rest) {
+    if (out.size() >= n)
+      break;
+    out.push_back(p);
+  }
+  return out;
+}
 
 const std::vector<std::string> &strategyNames() {
   static const std::vector<std::string> names = {"heuristic", "grid", "random",

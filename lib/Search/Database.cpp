@@ -250,166 +250,71 @@ private:
   bool open = false;
 };
 
-std::string typeName(const json &v) { return v.type_name(); }
-
-/// Reads optional key `key` of object `j` into `out` (null and absent leave
-/// the default). Returns an error naming the key when the type is wrong.
-Status getString(const json &j, const char *key, std::string &out,
-                 bool required) {
-  auto it = j.find(key);
-  if (it == j.end() || (!required && it->is_null())) {
-    if (required)
-      return Status::error(std::string(key) + ": missing");
-    return Status::success();
-  }
-  if (!it->is_string())
-    return Status::error(std::string(key) + ": expected a string, got " +
-                         typeName(*it));
-  out = it->get<std::string>();
-  return Status::success();
-}
-
-Status getInt(const json &j, const char *key, int64_t &out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null())
-    return Status::success();
-  if (it->is_number_integer()) {
-    if (it->is_number_unsigned() &&
-        it->get<uint64_t>() >
-            static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      return Status::error(std::string(key) + ": out of range");
-    out = it->get<int64_t>();
-    return Status::success();
-  }
-  return Status::error(std::string(key) + ": expected an integer, got " +
-                       typeName(*it));
-}
-
-Status getTime(const json &j, const char *key, double &out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null())
-    return Status::success();
-  if (!it->is_number())
-    return Status::error(std::string(key) +
-                         ": expected a number or null, got " + typeName(*it));
-  out = it->get<double>();
-  return Status::success();
-}
-
-Status getBool(const json &j, const char *key, bool &out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null())
-    return Status::success();
-  if (!it->is_boolean())
-    return Status::error(std::string(key) + ": expected true or false, got " +
-                         typeName(*it));
-  out = it->get<bool>();
-  return Status::success();
-}
-
-json timeJSON(double v) {
-  if (!std::isfinite(v))
-    return nullptr;
-  return v;
-}
-
 /// Whether `path` names an existing file system entry.
 bool exists(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
 }
 
-/// Whether `s` is only blanks.
-bool blank(const std::string &s) {
-  return s.find_first_not_of(" \t\r\n\f\v") == std::string::npos;
+} // namespace
+
+namespace {
+
+/// Checks an open database's schema: its schema_version (kopt's, not newer
+/// than this kopt reads) and the columns of its `trials` table.
+Status checkSchema(sqlite3 *raw, const std::string &path) {
+  int rc;
+  auto fail = [&](const std::string &what) {
+    return Status::error(path + ": " + what + ": " + sqlite3_errmsg(raw));
+  };
+  auto notOurs = [&](const std::string &why) {
+    return Status::error(path + ": not a kopt tuning database (" + why +
+                         "); it is left as it is");
+  };
+  // The schema version.
+  {
+    Stmt s(raw, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (!s.prepared())
+      return notOurs(std::string("its table 'meta' cannot be read: ") +
+                     sqlite3_errmsg(raw));
+    rc = s.step();
+    if (rc == SQLITE_DONE)
+      return notOurs("no schema_version in its table 'meta'");
+    if (rc != SQLITE_ROW)
+      return fail("cannot read the schema version");
+    std::string text = s.text(0);
+    char *end = nullptr;
+    long version = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || version < 1)
+      return notOurs("schema_version is '" + kopt::schedule::abbreviate(text) +
+                     "'");
+    if (version > kDatabaseSchemaVersion)
+      return Status::error(path + ": tuning database of schema version " +
+                           text + ", newer than this kopt reads (" +
+                           std::to_string(kDatabaseSchemaVersion) +
+                           "): use a newer kopt, or another database file");
+  }
+  // The trials table and its columns.
+  {
+    Stmt s(raw, "SELECT name FROM pragma_table_info('trials')");
+    if (!s.prepared())
+      return fail("cannot read the schema");
+    std::set<std::string> columns;
+    while ((rc = s.step()) == SQLITE_ROW)
+      columns.insert(s.text(0));
+    if (rc != SQLITE_DONE)
+      return fail("cannot read the schema");
+    if (columns.empty())
+      return notOurs("no table 'trials'");
+    for (const char *c : kColumns)
+      if (!columns.count(c))
+        return notOurs(std::string("its table 'trials' has no column '") + c +
+                       "'");
+  }
+  return Status::success();
 }
 
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// TrialRecord and its JSON
-//===----------------------------------------------------------------------===//
-
-bool TrialRecord::usable() const {
-  return status == "ok" && correct && std::isfinite(medianMs) && medianMs > 0;
-}
-
-std::string canonicalSchedule(const json &schedule) {
-  // nlohmann::json objects keep their keys sorted; replace invalid UTF-8
-  // rather than throw.
-  return schedule.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-json toJSON(const TrialRecord &r) {
-  json j = json::object();
-  j["workload"] = r.workload;
-  j["ops"] = r.ops;
-  j["kopt_version"] = r.koptVersion;
-  json schedule = json::parse(r.schedule, nullptr, /*allow_exceptions=*/false);
-  // add() only stores JSON objects; keep anything else as text.
-  j["schedule"] = schedule.is_discarded() ? json(r.schedule) : schedule;
-  j["strategy"] = r.strategy;
-  j["measurer"] = r.measurer;
-  j["status"] = r.status;
-  j["error"] = r.error;
-  j["registers"] = r.registers;
-  j["spill_bytes"] = r.spillBytes;
-  j["shared_bytes"] = r.sharedBytes;
-  j["median_ms"] = timeJSON(r.medianMs);
-  j["min_ms"] = timeJSON(r.minMs);
-  j["max_ms"] = timeJSON(r.maxMs);
-  j["mean_ms"] = timeJSON(r.meanMs);
-  j["stddev_ms"] = timeJSON(r.stddevMs);
-  j["p10_ms"] = timeJSON(r.p10Ms);
-  j["p90_ms"] = timeJSON(r.p90Ms);
-  j["runs"] = r.runs;
-  j["correct"] = r.correct;
-  j["device"] = r.device;
-  j["sm_clock_mhz"] = r.smClockMHz;
-  j["mem_clock_mhz"] = r.memClockMHz;
-  j["session"] = r.session;
-  j["time"] = r.time;
-  return j;
-}
-
-Expected<TrialRecord> recordFromJSON(const json &j) {
-  if (!j.is_object())
-    return Status::error("a trial record must be a JSON object, got " +
-                         typeName(j));
-  TrialRecord r;
-  KOPT_RETURN_IF_ERROR(getString(j, "workload", r.workload, true));
-  KOPT_RETURN_IF_ERROR(getString(j, "ops", r.ops, true));
-  KOPT_RETURN_IF_ERROR(getString(j, "kopt_version", r.koptVersion, true));
-  auto schedule = j.find("schedule");
-  if (schedule == j.end())
-    return Status::error("schedule: missing");
-  if (!schedule->is_object())
-    return Status::error("schedule: expected a JSON object, got " +
-                         typeName(*schedule));
-  r.schedule = canonicalSchedule(*schedule);
-  KOPT_RETURN_IF_ERROR(getString(j, "status", r.status, true));
-  KOPT_RETURN_IF_ERROR(getString(j, "strategy", r.strategy, false));
-  KOPT_RETURN_IF_ERROR(getString(j, "measurer", r.measurer, false));
-  KOPT_RETURN_IF_ERROR(getString(j, "error", r.error, false));
-  KOPT_RETURN_IF_ERROR(getInt(j, "registers", r.registers));
-  KOPT_RETURN_IF_ERROR(getInt(j, "spill_bytes", r.spillBytes));
-  KOPT_RETURN_IF_ERROR(getInt(j, "shared_bytes", r.sharedBytes));
-  KOPT_RETURN_IF_ERROR(getTime(j, "median_ms", r.medianMs));
-  KOPT_RETURN_IF_ERROR(getTime(j, "min_ms", r.minMs));
-  KOPT_RETURN_IF_ERROR(getTime(j, "max_ms", r.maxMs));
-  KOPT_RETURN_IF_ERROR(getTime(j, "mean_ms", r.meanMs));
-  KOPT_RETURN_IF_ERROR(getTime(j, "stddev_ms", r.stddevMs));
-  KOPT_RETURN_IF_ERROR(getTime(j, "p10_ms", r.p10Ms));
-  KOPT_RETURN_IF_ERROR(getTime(j, "p90_ms", r.p90Ms));
-  KOPT_RETURN_IF_ERROR(getInt(j, "runs", r.runs));
-  KOPT_RETURN_IF_ERROR(getBool(j, "correct", r.correct));
-  KOPT_RETURN_IF_ERROR(getString(j, "device", r.device, false));
-  KOPT_RETURN_IF_ERROR(getInt(j, "sm_clock_mhz", r.smClockMHz));
-  KOPT_RETURN_IF_ERROR(getInt(j, "mem_clock_mhz", r.memClockMHz));
-  KOPT_RETURN_IF_ERROR(getString(j, "session", r.session, false));
-  KOPT_RETURN_IF_ERROR(getString(j, "time", r.time, false));
-  return r;
-}
 
 //===----------------------------------------------------------------------===//
 // Database
@@ -429,6 +334,18 @@ Database::open(const std::string &path, bool readOnly, int busyTimeoutMs) {
   if (readOnly && !exists(path))
     return Status::error(path + ": no such tuning database (" +
                          std::strerror(ENOENT) + ")");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status::error(path + ": is a folder, not a tuning database");
+  if (!readOnly && !exists(path)) {
+    std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos
+                                         ? 0
+                                         : path.find_last_of('/'));
+    if (!dir.empty() && !exists(dir))
+      return Status::error(path + ": cannot create the tuning database: its "
+                                  "folder '" +
+                           dir + "' does not exist");
+  }
   sqlite3 *raw = nullptr;
   int flags = readOnly ? SQLITE_OPEN_READONLY
                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -517,46 +434,7 @@ Database::open(const std::string &path, bool readOnly, int busyTimeoutMs) {
     return notOurs("it has no tables");
   }
 
-  // The schema version.
-  {
-    Stmt s(raw, "SELECT value FROM meta WHERE key = 'schema_version'");
-    if (!s.prepared())
-      return notOurs(std::string("its table 'meta' cannot be read: ") +
-                     sqlite3_errmsg(raw));
-    rc = s.step();
-    if (rc == SQLITE_DONE)
-      return notOurs("no schema_version in its table 'meta'");
-    if (rc != SQLITE_ROW)
-      return fail("cannot read the schema version");
-    std::string text = s.text(0);
-    char *end = nullptr;
-    long version = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || version < 1)
-      return notOurs("schema_version is '" + kopt::schedule::abbreviate(text) +
-                     "'");
-    if (version > kDatabaseSchemaVersion)
-      return Status::error(path + ": tuning database of schema version " +
-                           text + ", newer than this kopt reads (" +
-                           std::to_string(kDatabaseSchemaVersion) +
-                           "): use a newer kopt, or another database file");
-  }
-  // The trials table and its columns.
-  {
-    Stmt s(raw, "SELECT name FROM pragma_table_info('trials')");
-    if (!s.prepared())
-      return fail("cannot read the schema");
-    std::set<std::string> columns;
-    while ((rc = s.step()) == SQLITE_ROW)
-      columns.insert(s.text(0));
-    if (rc != SQLITE_DONE)
-      return fail("cannot read the schema");
-    if (columns.empty())
-      return notOurs("no table 'trials'");
-    for (const char *c : kColumns)
-      if (!columns.count(c))
-        return notOurs(std::string("its table 'trials' has no column '") + c +
-                       "'");
-  }
+  KOPT_RETURN_IF_ERROR(checkSchema(raw, path));
   return d;
 }
 
@@ -737,26 +615,10 @@ Expected<int64_t> Database::importJSONL(std::istream &in,
                                         const std::string &sourceName) {
   KOPT_RETURN_IF_ERROR(checkWritable());
   // Parse everything first: a bad line imports nothing.
-  std::vector<TrialRecord> records;
-  std::string line;
-  int64_t lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (blank(line))
-      continue;
-    std::string where = sourceName + ":" + std::to_string(lineNo) + ": ";
-    std::string error;
-    std::optional<json> j = kopt::schedule::parseJSON(line, error);
-    if (!j)
-      return Status::error(where + error);
-    Expected<TrialRecord> r = recordFromJSON(*j);
-    if (!r.ok())
-      return Status::error(where + r.error());
-    records.push_back(r.take());
-  }
-  if (in.bad())
-    return Status::error(sourceName + ": reading failed after line " +
-                         std::to_string(lineNo));
+  Expected<std::vector<TrialRecord>> read = readRecordsJSONL(in, sourceName);
+  if (!read.ok())
+    return read.status();
+  std::vector<TrialRecord> records = read.take();
 
   auto fail = [&](const char *what) {
     return Status::error(dbPath + ": importing " + sourceName + ": " + what +

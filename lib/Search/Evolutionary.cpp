@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Search/Agent.h"
+#include "Internal.h"
 
 #include <algorithm>
 #include <array>
@@ -93,27 +94,12 @@ public:
         take(i);
       }
     }
-    // Random points for the rest (exploration, or when mutants ran out):
-    // draws while the space is mostly untried, then a scan.
-    int64_t size = int64_t(task.space.size());
-    std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(0, size - 1));
-    for (int64_t tries = 0; size > 0 && out.size() < n &&
-                            int64_t(seen.size()) * 2 < size &&
-                            tries < int64_t(n) * 64;
-         ++tries)
-      take(d(rng));
-    if (out.size() < n) {
-      std::vector<int64_t> rest;
-      for (int64_t i = 0; i < size; ++i)
-        if (!seen.count(i))
-          rest.push_back(i);
-      std::shuffle(rest.begin(), rest.end(), rng);
-      for (int64_t i : rest) {
-        if (out.size() >= n)
-          break;
-        take(i);
-      }
-    }
+    // Random points for the rest (exploration, or when mutants ran out).
+    if (out.size() < n)
+      for (int64_t p : drawUntried(
+               int64_t(task.space.size()), seen.size(), n - out.size(),
+               [&](int64_t p) { return !seen.count(p); }, rng))
+        take(p);
     return out;
   }
 

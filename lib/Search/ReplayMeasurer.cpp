@@ -77,24 +77,14 @@ Expected<std::unique_ptr<Measurer>> makeReplayMeasurer(const std::string &path) 
   std::ifstream in(path);
   if (!in)
     return Status::error("cannot read the replay table '" + path + "'");
+  Expected<std::vector<TrialRecord>> records = readRecordsJSONL(in, path);
+  if (!records.ok())
+    return records.status();
   auto m = std::make_unique<ReplayMeasurer>();
   m->path = path;
-  std::string line;
-  int64_t lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    std::string where = path + ":" + std::to_string(lineNo);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded())
-      return Status::error(where + ": not a JSON line");
-    Expected<TrialRecord> r = recordFromJSON(j);
-    if (!r.ok())
-      return Status::error(where + ": " + r.error());
-    if (m->table.emplace(keyOf(r->workload, r->schedule), *r).second)
-      m->schedules[r->workload].push_back(r->schedule);
-  }
+  for (TrialRecord &r : *records)
+    if (m->table.emplace(keyOf(r.workload, r.schedule), r).second)
+      m->schedules[r.workload].push_back(r.schedule);
   if (m->table.empty())
     return Status::error("the replay table '" + path + "' holds no trial");
   return std::unique_ptr<Measurer>(std::move(m));

@@ -3,6 +3,7 @@ clear exceptions for bad input."""
 
 import concurrent.futures
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -182,6 +183,30 @@ def test_fusion_plan():
         kopt.compile(CHAIN, fusion_plan={"split": ["nope"]})
     with pytest.raises(kopt.CompileError, match="cannot read the plan file"):
         kopt.compile(CHAIN, fusion_plan="/nonexistent/plan.json")
+
+
+TUNED_MATMUL = """
+func.func @f(%x: tensor<256x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
+  %0 = kopt.matmul %x, %w {transpose_b} : tensor<256x256xbf16>, tensor<256x256xbf16> -> tensor<256x256xbf16>
+  return %0 : tensor<256x256xbf16>
+}
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("KOPT_TUNE"), reason="kopt-tune not built")
+def test_tuning_db(tmp_path):
+    # The records of the lit test select-schedule-tuning-db.mlir: the best usable
+    # GPU record of 256x256x256 has block_m 128 (the heuristic's is 64).
+    records = Path(__file__).parents[1] / "Transforms" / "Inputs" / "tuning-db-records.jsonl"
+    db = tmp_path / "tune.db"
+    subprocess.run([os.environ["KOPT_TUNE"], f"--db={db}", f"--import={records}"],
+                   check=True, capture_output=True)
+    tuned = kopt.compile(TUNED_MATMUL, tuning_db=db).manifest["kernels"][0]["schedule"]
+    assert (tuned["instruction"], tuned["block_m"], tuned["block_n"]) == ("mma_sync", 128, 64)
+    default = kopt.compile(TUNED_MATMUL).manifest["kernels"][0]["schedule"]
+    assert default["block_m"] == 64 and default["instruction"] == "wgmma"
+    with pytest.raises(kopt.CompileError, match="no such tuning database"):
+        kopt.compile(TUNED_MATMUL, tuning_db=tmp_path / "missing.db")
 
 
 def test_fuse_option():

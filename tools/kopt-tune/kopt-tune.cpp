@@ -33,7 +33,10 @@
 #include "llvm/Support/Program.h"
 
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -300,85 +303,117 @@ std::string findKoptRun(const char *argv0) {
   return "";
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "kopt-tune (kopt) version " << KOPT_VERSION << "\n";
-  });
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "kopt-tune: schedule search for the matmul kernels of a module\n");
-
-  // The database, first: --export / --import need nothing else.
-  std::unique_ptr<Database> db;
+/// A usage error in the options, or nullopt (after the command line parsed).
+std::optional<std::string> checkOptions() {
   if (!exportOpt.empty() || !importOpt.empty()) {
     if (dbOpt.empty())
-      return fail("--export and --import need --db");
+      return std::string("--export and --import need --db");
     if (!exportOpt.empty() && !importOpt.empty())
-      return fail("give --export or --import, not both");
+      return std::string("give --export or --import, not both");
     if (!inputFile.empty())
-      return fail("--export and --import take no module");
-    Expected<std::unique_ptr<Database>> d =
-        Database::open(dbOpt, /*readOnly=*/!exportOpt.empty());
-    if (!d.ok())
-      return fail(d.error());
-    return dbOnly(**d);
+      return std::string("--export and --import take no module");
+    return std::nullopt;
   }
   if (inputFile.empty())
-    return fail("no module given (kopt-tune MODULE.mlir; --help lists the "
-                "options)");
+    return std::string("no module given (kopt-tune MODULE.mlir; --help lists "
+                       "the options)");
   if (budgetOpt < 1 || budgetPerKernel < 0)
-    return fail("--budget must be at least 1 and --budget-per-kernel not "
-                "negative, got " + std::to_string(budgetOpt) + " and " +
-                std::to_string(budgetPerKernel));
+    return "--budget must be at least 1 and --budget-per-kernel not "
+           "negative, got " +
+           std::to_string(budgetOpt) + " and " + std::to_string(budgetPerKernel);
   if (jobsOpt < 0 || jobsOpt > 4096)
-    return fail("--jobs must be in [0, 4096] (0: the host's cores), got " +
-                std::to_string(jobsOpt));
+    return "--jobs must be in [0, 4096] (0: the host's cores), got " +
+           std::to_string(jobsOpt);
   if (batchOpt < 1 || batchOpt > 1024)
-    return fail("--batch-size must be in [1, 1024], got " +
-                std::to_string(batchOpt));
+    return "--batch-size must be in [1, 1024], got " + std::to_string(batchOpt);
   if (runsOpt < 1 || timeBudget < 0 || runTimeout < 0 || compileTimeout < 0)
-    return fail("--runs must be at least 1; --time-budget, --run-timeout and "
-                "--compile-timeout must not be negative");
+    return std::string("--runs must be at least 1; --time-budget, "
+                       "--run-timeout and --compile-timeout must not be "
+                       "negative");
   if (resumeOpt && dbOpt.empty())
-    return fail("--resume needs --db (the trials to resume are there)");
+    return std::string("--resume needs --db (the trials to resume are there)");
   if (Expected<std::unique_ptr<Agent>> a = makeAgent(strategyOpt, 0); !a.ok())
-    return fail(a.error());
-
-  // The measurer.
-  std::unique_ptr<Measurer> measurer;
-  std::string koptRun;
-  if (measurerOpt == "model") {
-    measurer = makeModelMeasurer();
-  } else if (measurerOpt == "replay") {
-    if (replayOpt.empty())
-      return fail("--measurer=replay needs --replay=TABLE.jsonl");
-    Expected<std::unique_ptr<Measurer>> m = makeReplayMeasurer(replayOpt);
-    if (!m.ok())
-      return fail(m.error());
-    measurer = std::move(*m);
-  } else if (measurerOpt == "gpu") {
-    koptRun = findKoptRun(argv[0]);
-    if (koptRun.empty())
-      return fail("--measurer=gpu needs kopt-run: not beside kopt-tune nor "
-                  "on PATH (give --kopt-run=PATH, or --measurer=model for an "
-                  "estimate without a GPU)");
-  } else {
-    return fail("unknown measurer '" + measurerOpt +
-                "' (known: gpu, model, replay)");
-  }
+    return a.error();
+  if (measurerOpt != "gpu" && measurerOpt != "model" && measurerOpt != "replay")
+    return "unknown measurer '" + measurerOpt + "' (known: gpu, model, replay)";
+  if (measurerOpt == "replay" && replayOpt.empty())
+    return std::string("--measurer=replay needs --replay=TABLE.jsonl");
   if (!replayOpt.empty() && measurerOpt != "replay")
-    return fail("--replay is for --measurer=replay");
+    return std::string("--replay is for --measurer=replay");
+  // Output files are checked before any trial runs.
+  for (const std::string *path : {&logOpt.getValue(), &jsonOpt.getValue()}) {
+    if (path->empty())
+      continue;
+    std::error_code ec;
+    if (fs::is_directory(*path, ec))
+      return "cannot write '" + *path + "': it is a folder";
+    std::ofstream probe(*path, std::ios::app);
+    if (!probe)
+      return "cannot write '" + *path + "': " + std::strerror(errno);
+  }
+  return std::nullopt;
+}
 
-  // The module, compiled once with the heuristic: its matmul kernels.
-  std::ifstream in(inputFile);
-  if (!in)
-    return fail("cannot read '" + inputFile + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string source = ss.str();
+/// The folder candidates are compiled in: --work-dir, or a new temporary one
+/// (`temporary`), removed by the caller.
+Expected<std::string> makeWorkDir(bool &temporary) {
+  temporary = workDirOpt.empty();
+  if (temporary) {
+    llvm::SmallString<128> dir;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("kopt-tune", dir))
+      return Status::error("cannot create a work folder: " + ec.message());
+    return std::string(dir);
+  }
+  std::error_code ec;
+  fs::create_directories(std::string(workDirOpt), ec);
+  if (ec)
+    return Status::error("cannot create '" + workDirOpt + "': " + ec.message());
+  return std::string(workDirOpt);
+}
+
+/// The measurer of --measurer, and for gpu the builder.
+Expected<std::unique_ptr<Measurer>>
+makeMeasurer(const char *argv0, const std::string &source,
+             const std::string &workDir, std::unique_ptr<Builder> &builder) {
+  if (measurerOpt == "model")
+    return makeModelMeasurer();
+  if (measurerOpt == "replay")
+    return makeReplayMeasurer(replayOpt);
+  std::string koptRun = findKoptRun(argv0);
+  if (koptRun.empty())
+    return Status::error("--measurer=gpu needs kopt-run: not beside kopt-tune "
+                         "nor on PATH (give --kopt-run=PATH, or "
+                         "--measurer=model for an estimate without a GPU)");
+  tune::GpuOptions g;
+  g.koptRun = koptRun;
+  g.seed = seedOpt + 1;
+  g.runs = runsOpt;
+  g.runTimeoutMs = runTimeout;
+  g.timeBudgetMs = timeBudget;
+  g.workDir = workDir;
+  tune::BuildOptions b;
+  b.source = source;
+  b.sourceName = inputFile;
+  b.chip = chipOpt;
+  b.workDir = workDir;
+  b.jobs =
+      jobsOpt > 0 ? jobsOpt : std::max(1u, std::thread::hardware_concurrency());
+  b.ptxas = ptxasOpt == "none"     ? ""
+            : !ptxasOpt.empty() ? std::string(ptxasOpt)
+                                : tune::findPtxas();
+  if (b.ptxas.empty() && ptxasOpt != "none")
+    std::fprintf(stderr, "kopt-tune: warning: ptxas not found: no registers "
+                         "or spills are checked before timing (set "
+                         "KOPT_PTXAS or --ptxas)\n");
+  b.compileTimeoutS = compileTimeout;
+  builder = tune::makeBuilder(b);
+  return tune::makeGpuMeasurer(g);
+}
+
+/// The module's matmul kernels (all, or those of --kernel) as tasks, from a
+/// compile with the heuristic.
+Expected<std::vector<Task>> loadTasks(const std::string &source) {
   kopt_compile_options copts{};
   copts.struct_size = sizeof(copts);
   copts.chip = chipOpt.c_str();
@@ -390,173 +425,66 @@ int main(int argc, char **argv) {
           kopt_compile(source.data(), source.size(), &copts, &compiled)) {
     std::string message = kopt_error_message(e);
     kopt_error_free(e);
-    return fail("cannot compile '" + inputFile + "':\n" + message);
+    return Status::error("cannot compile '" + inputFile + "':\n" + message);
   }
   std::string manifestText = kopt_compiled_manifest(compiled, nullptr);
   kopt_compiled_free(compiled);
   Expected<manifest::Manifest> m =
       manifest::parseManifest(manifestText, inputFile);
   if (!m.ok())
-    return fail(m.error());
+    return m.status();
   Expected<std::vector<Task>> all = tasksFromManifest(*m);
   if (!all.ok())
-    return fail(all.error());
+    return all.status();
   std::vector<Task> tasks;
   for (Task &t : *all)
     if (kernelOpt.empty() ||
         std::find(kernelOpt.begin(), kernelOpt.end(), t.kernel) !=
             kernelOpt.end())
-      tasks.push_back(std::move(t));
+      tasks.push_back(t);
   for (const std::string &k : kernelOpt)
     if (std::none_of(tasks.begin(), tasks.end(),
                      [&](const Task &t) { return t.kernel == k; })) {
       std::string names;
       for (const Task &t : *all)
         names += (names.empty() ? "" : ", ") + t.kernel;
-      return fail("--kernel " + k + ": no matmul kernel of that name (the "
-                  "module's: " + (names.empty() ? "none" : names) + ")");
+      return Status::error("--kernel " + k +
+                           ": no matmul kernel of that name (the module's: " +
+                           (names.empty() ? "none" : names) + ")");
     }
   if (tasks.empty())
-    return fail("nothing to tune: '" + inputFile +
-                "' has no matmul kernel (kopt-tune searches matmul "
-                "schedules; row and elementwise kernels have no space yet)");
-  if (!measurer) {
-    // gpu: the workspace for candidates.
-  }
-  std::unique_ptr<Measurer> gpu;
-  std::string workDir = workDirOpt;
-  bool tempWork = workDir.empty();
-  if (tempWork) {
-    llvm::SmallString<128> dir;
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("kopt-tune", dir))
-      return fail("cannot create a work folder: " + ec.message());
-    workDir = std::string(dir);
-  } else {
-    std::error_code ec;
-    fs::create_directories(workDir, ec);
-    if (ec)
-      return fail("cannot create '" + workDir + "': " + ec.message());
-  }
-  struct Cleanup {
-    std::string dir;
-    bool remove;
-    ~Cleanup() {
-      if (remove) {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-      }
-    }
-  } cleanup{workDir, tempWork && !keepWork};
+    return Status::error(
+        "nothing to tune: '" + inputFile +
+        "' has no matmul kernel (kopt-tune searches matmul schedules; row "
+        "and elementwise kernels have no space yet)");
+  return tasks;
+}
 
-  if (!measurer) {
-    tune::GpuOptions g;
-    g.koptRun = koptRun;
-    g.seed = seedOpt + 1;
-    g.runs = runsOpt;
-    g.runTimeoutMs = runTimeout;
-    g.timeBudgetMs = timeBudget;
-    g.workDir = workDir;
-    measurer = tune::makeGpuMeasurer(g);
+/// --session, or module-strategy-sSEED-measurer plus the start time; with
+/// --resume the latest such session in `db`.
+Expected<std::string> sessionName(Database *db) {
+  if (!sessionOpt.empty())
+    return std::string(sessionOpt);
+  std::string base = fs::path(std::string(inputFile)).stem().string() + "-" +
+                     strategyOpt + "-s" + std::to_string(seedOpt) + "-" +
+                     measurerOpt;
+  std::string session;
+  if (resumeOpt) {
+    Expected<std::vector<TrialRecord>> old = db->trials();
+    if (!old.ok())
+      return old.status();
+    for (const TrialRecord &r : *old)
+      if (r.session.rfind(base + "-", 0) == 0 && r.session > session)
+        session = r.session;
   }
-  std::unique_ptr<Builder> builder;
-  if (measurer->needsBuild()) {
-    tune::BuildOptions b;
-    b.source = source;
-    b.sourceName = inputFile;
-    b.chip = chipOpt;
-    b.workDir = workDir;
-    b.jobs = jobsOpt > 0 ? jobsOpt
-                         : std::max(1u, std::thread::hardware_concurrency());
-    b.ptxas = ptxasOpt == "none" ? "" : !ptxasOpt.empty() ? ptxasOpt
-                                                          : tune::findPtxas();
-    if (b.ptxas.empty() && ptxasOpt != "none")
-      std::fprintf(stderr, "kopt-tune: warning: ptxas not found: no "
-                           "registers or spills are checked before timing "
-                           "(set KOPT_PTXAS or --ptxas)\n");
-    b.compileTimeoutS = compileTimeout;
-    builder = tune::makeBuilder(b);
-  }
-  for (Task &t : tasks) {
-    std::optional<std::vector<std::string>> only = measurer->points(t);
-    fillSpace(t, only ? &*only : nullptr);
-    if (t.space.empty())
-      std::fprintf(stderr,
-                   "kopt-tune: warning: %s (%s): no point of its space %s\n",
-                   t.kernel.c_str(), t.workloadKey.c_str(),
-                   measurerOpt == "replay" ? "is in the replay table"
-                                           : "is valid");
-  }
+  if (session.empty())
+    session = base + "-" + utcStamp("%Y%m%dT%H%M%SZ");
+  return session;
+}
 
-  // The database and the session.
-  if (!dbOpt.empty()) {
-    Expected<std::unique_ptr<Database>> d = Database::open(dbOpt);
-    if (!d.ok())
-      return fail(d.error());
-    db = std::move(*d);
-  }
-  std::string session = sessionOpt;
-  if (session.empty()) {
-    std::string base = fs::path(std::string(inputFile)).stem().string() + "-" +
-                       strategyOpt + "-s" + std::to_string(seedOpt) + "-" +
-                       measurerOpt;
-    if (resumeOpt) {
-      Expected<std::vector<TrialRecord>> old = db->trials();
-      if (!old.ok())
-        return fail(old.error());
-      for (const TrialRecord &r : *old)
-        if (r.session.rfind(base + "-", 0) == 0 && r.session > session)
-          session = r.session;
-    }
-    if (session.empty())
-      session = base + "-" + utcStamp("%Y%m%dT%H%M%SZ");
-  }
-
-  TunerOptions topts;
-  topts.strategy = strategyOpt;
-  topts.budget = budgetOpt;
-  topts.budgetPerTask = budgetPerKernel;
-  topts.seed = seedOpt;
-  topts.batchSize = batchOpt;
-  topts.session = session;
-  topts.koptVersion = KOPT_VERSION;
-  Tuner tuner(tasks, *measurer, builder.get(), db.get(), topts);
-  Expected<int64_t> resumed = tuner.prepare();
-  if (!resumed.ok())
-    return fail(resumed.error());
-  std::fprintf(stderr,
-               "kopt-tune: %zu kernel%s, strategy %s, measurer %s%s, budget "
-               "%lld, session %s%s\n",
-               tasks.size(), tasks.size() == 1 ? "" : "s", strategyOpt.c_str(),
-               measurerOpt.c_str(),
-               measurerOpt == "model" ? " (estimates, not measurements)" : "",
-               (long long)budgetOpt, session.c_str(),
-               *resumed ? (", resuming " + std::to_string(*resumed) +
-                           " trials")
-                              .c_str()
-                        : "");
-
-  std::ofstream log;
-  if (!logOpt.empty()) {
-    log.open(logOpt, std::ios::app);
-    if (!log)
-      return fail("cannot write '" + logOpt + "'");
-  }
-  Progress progress(budgetOpt, !noProgress && ::isatty(2));
-  progress.resumed = *resumed;
-  Status status = tuner.run([&](const Task &task, const Trial &t, int64_t done,
-                                const TrialRecord *best) {
-    if (log.is_open()) {
-      json j = toJSON(t.record);
-      j["kernel"] = task.kernel;
-      log << j.dump() << "\n";
-      log.flush();
-    }
-    progress.trial(task, t, done, best);
-  });
-  progress.finish();
-
-  // The final table.
+/// Prints the final table (and writes --json); the exit code.
+int report(const Tuner &tuner, const Status &status,
+           const std::string &session) {
   json table = json::array();
   bool allUsable = true;
   std::printf("%-28s %-8s %12s %12s %8s  %s\n", "kernel", "trials",
@@ -597,6 +525,7 @@ int main(int argc, char **argv) {
   }
   if (measurerOpt == "model")
     std::printf("(times are the model's estimates, not measurements)\n");
+  std::fflush(stdout);
   if (!jsonOpt.empty()) {
     json out = {{"tool", "kopt-tune"},
                 {"version", KOPT_VERSION},
@@ -617,4 +546,129 @@ int main(int argc, char **argv) {
   if (!status.ok())
     return fail(status.message());
   return allUsable ? 0 : kExitUnusable;
+}
+
+/// Removes a folder when it goes out of scope (`remove`).
+struct Cleanup {
+  std::string dir;
+  bool remove;
+  ~Cleanup() {
+    if (remove) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kopt-tune (kopt) version " << KOPT_VERSION << "\n";
+  });
+  // A command line that does not parse is a usage error (exit 2).
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "kopt-tune: schedule search for the matmul kernels of a module\n",
+          &llvm::errs()))
+    return kExitError;
+  if (std::optional<std::string> error = checkOptions())
+    return fail(*error);
+
+  // --export / --import need nothing but the database.
+  if (!exportOpt.empty() || !importOpt.empty()) {
+    Expected<std::unique_ptr<Database>> d =
+        Database::open(dbOpt, /*readOnly=*/!exportOpt.empty());
+    if (!d.ok())
+      return fail(d.error());
+    return dbOnly(**d);
+  }
+
+  std::ifstream in(inputFile);
+  if (!in)
+    return fail("cannot read '" + inputFile + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string source = ss.str();
+  Expected<std::vector<Task>> tasks = loadTasks(source);
+  if (!tasks.ok())
+    return fail(tasks.error());
+
+  bool temporary = false;
+  Expected<std::string> workDir = makeWorkDir(temporary);
+  if (!workDir.ok())
+    return fail(workDir.error());
+  Cleanup cleanup{*workDir, temporary && !keepWork};
+  std::unique_ptr<Builder> builder;
+  Expected<std::unique_ptr<Measurer>> measurer =
+      makeMeasurer(argv[0], source, *workDir, builder);
+  if (!measurer.ok())
+    return fail(measurer.error());
+  for (Task &t : *tasks) {
+    std::optional<std::vector<std::string>> only = (*measurer)->points(t);
+    fillSpace(t, only ? &*only : nullptr);
+    if (t.space.empty())
+      std::fprintf(stderr,
+                   "kopt-tune: warning: %s (%s): no point of its space %s\n",
+                   t.kernel.c_str(), t.workloadKey.c_str(),
+                   measurerOpt == "replay" ? "is in the replay table"
+                                           : "is valid");
+  }
+
+  std::unique_ptr<Database> db;
+  if (!dbOpt.empty()) {
+    Expected<std::unique_ptr<Database>> d = Database::open(dbOpt);
+    if (!d.ok())
+      return fail(d.error());
+    db = std::move(*d);
+  }
+  Expected<std::string> session = sessionName(db.get());
+  if (!session.ok())
+    return fail(session.error());
+
+  TunerOptions topts;
+  topts.strategy = strategyOpt;
+  topts.budget = budgetOpt;
+  topts.budgetPerTask = budgetPerKernel;
+  topts.seed = seedOpt;
+  topts.batchSize = batchOpt;
+  topts.session = *session;
+  topts.koptVersion = KOPT_VERSION;
+  Tuner tuner(*tasks, **measurer, builder.get(), db.get(), topts);
+  Expected<int64_t> resumed = tuner.prepare();
+  if (!resumed.ok())
+    return fail(resumed.error());
+  std::fprintf(stderr,
+               "kopt-tune: %zu kernel%s, strategy %s, measurer %s%s, budget "
+               "%lld, session %s%s\n",
+               tasks->size(), tasks->size() == 1 ? "" : "s",
+               strategyOpt.c_str(), measurerOpt.c_str(),
+               measurerOpt == "model" ? " (estimates, not measurements)" : "",
+               (long long)budgetOpt, session->c_str(),
+               *resumed
+                   ? (", resuming " + std::to_string(*resumed) + " trials")
+                         .c_str()
+                   : "");
+
+  std::ofstream log;
+  if (!logOpt.empty()) {
+    log.open(logOpt, std::ios::app);
+    if (!log)
+      return fail("cannot write '" + logOpt + "'");
+  }
+  Progress progress(budgetOpt, !noProgress && ::isatty(2));
+  progress.resumed = *resumed;
+  Status status = tuner.run([&](const Task &task, const Trial &t, int64_t done,
+                                const TrialRecord *best) {
+    if (log.is_open()) {
+      json j = toJSON(t.record);
+      j["kernel"] = task.kernel;
+      log << j.dump() << "\n";
+      log.flush();
+    }
+    progress.trial(task, t, done, best);
+  });
+  progress.finish();
+  return report(tuner, status, *session);
 }

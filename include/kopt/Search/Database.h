@@ -101,6 +101,12 @@ std::string canonicalSchedule(const nlohmann::json &schedule);
 
 /// A connection to one tuning database file. Not to be shared between threads
 /// or carried across fork(): each process opens its own.
+/// The trial records of JSON lines (toJSON's format; blank lines skipped), as
+/// Database::importJSONL and the replay measurer read them. A malformed line
+/// is an error naming `sourceName` and the line number.
+Expected<std::vector<TrialRecord>> readRecordsJSONL(std::istream &in,
+                                                   const std::string &sourceName);
+
 class Database {
 public:
   /// Opens (creating when missing) the database at `path`: WAL journal, a
