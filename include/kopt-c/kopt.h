@@ -84,7 +84,8 @@ typedef struct kopt_compile_options {
   const char *cuda_path;
   /** A JSON file of matmul schedules (docs/schedules.md). */
   const char *schedule_file;
-  /** kopt-pack-operands' min-reuse; -1 means the default (128), 0 never. */
+  /** kopt-pack-operands' min-reuse: 0 (or a zeroed struct) means the default
+   *  (128), a negative value never packs (lib/CAPI/Compile.cpp). */
   int64_t pack_min_reuse;
   /** Name recorded for the source in diagnostics (default "<kopt_compile>"). */
   const char *source_name;

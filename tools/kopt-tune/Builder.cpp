@@ -142,7 +142,7 @@ private:
     o.chip = opts.chip.c_str();
     o.opt_level = 0;
     o.schedule_file = schedulePath.c_str();
-    o.pack_min_reuse = -1;
+    o.pack_min_reuse = 0; // the default: pack as kopt-opt does
     o.source_name = opts.sourceName.c_str();
     std::string ptxName = std::to_string(n) + ".ptx";
     o.ptx_file_name = ptxName.c_str();

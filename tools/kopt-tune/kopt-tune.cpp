@@ -418,7 +418,7 @@ Expected<std::vector<Task>> loadTasks(const std::string &source) {
   copts.struct_size = sizeof(copts);
   copts.chip = chipOpt.c_str();
   copts.opt_level = 0;
-  copts.pack_min_reuse = -1;
+  copts.pack_min_reuse = 0; // the default: pack as kopt-opt does
   copts.source_name = inputFile.c_str();
   kopt_compiled *compiled = nullptr;
   if (kopt_error *e =
