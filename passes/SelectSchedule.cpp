@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kopt/Search/Database.h"
+#include "kopt/Search/Task.h"
 #include "kopt/Transforms/Passes.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -220,12 +221,8 @@ struct KoptSelectSchedulePass
       return none + ")";
     }
     std::string error;
-    std::optional<json> j = sched::parseJSON(best->schedule, error);
-    std::optional<sched::MatmulSchedule> parsed;
-    if (j) {
-      j->erase("num_warps");
-      parsed = sched::fromJSON(*j, s, error);
-    }
+    std::optional<sched::MatmulSchedule> parsed =
+        search::scheduleFromText(best->schedule, s, error);
     if (!parsed) {
       kernel.emitWarning() << "tuning database '" << tuningDb << "': trial "
                            << best->id << " of " << key

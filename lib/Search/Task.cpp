@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 namespace kopt::search {
 
@@ -36,13 +35,23 @@ int64_t Task::indexOf(const sched::MatmulSchedule &s) const {
   return it - space.begin();
 }
 
+std::optional<sched::MatmulSchedule>
+scheduleFromText(const std::string &text, const sched::MatmulSchedule &base,
+                 std::string &error) {
+  std::optional<nlohmann::json> j = sched::parseJSON(text, error);
+  if (!j)
+    return std::nullopt;
+  if (!j->is_object()) {
+    error = "a schedule is a JSON object";
+    return std::nullopt;
+  }
+  return sched::fromJSON(*j, base, error);
+}
+
 int64_t Task::indexOf(const std::string &text) const {
   std::string error;
-  std::optional<nlohmann::json> j = sched::parseJSON(text, error);
-  if (!j || !j->is_object())
-    return -1;
-  j->erase("num_warps");
-  std::optional<sched::MatmulSchedule> s = sched::fromJSON(*j, heuristic, error);
+  std::optional<sched::MatmulSchedule> s =
+      scheduleFromText(text, heuristic, error);
   return s ? indexOf(*s) : -1;
 }
 
@@ -88,16 +97,10 @@ Expected<std::vector<Task>> tasksFromManifest(const manifest::Manifest &m) {
     // schedule file or attribute may have set it): the tuner's baseline.
     if (!k.schedule->json.empty()) {
       std::string error;
-      std::optional<nlohmann::json> j =
-          sched::parseJSON(k.schedule->json, error);
-      if (j) {
-        nlohmann::json params = *j;
-        params.erase("num_warps");
-        if (std::optional<sched::MatmulSchedule> s =
-                sched::fromJSON(params, t.heuristic, error))
-          if (!sched::validate(*s, w, *target))
-            t.heuristic = *s;
-      }
+      if (std::optional<sched::MatmulSchedule> s =
+              scheduleFromText(k.schedule->json, t.heuristic, error))
+        if (!sched::validate(*s, w, *target))
+          t.heuristic = *s;
     }
     t.flops = 2 * w.m * w.n * w.k;
     t.bytes = k.totalParamBytes();
@@ -113,12 +116,8 @@ void fillSpace(Task &task, const std::vector<std::string> *only) {
   if (only) {
     for (const std::string &text : *only) {
       std::string error;
-      std::optional<nlohmann::json> j = sched::parseJSON(text, error);
-      if (!j || !j->is_object())
-        continue;
-      j->erase("num_warps");
       std::optional<sched::MatmulSchedule> s =
-          sched::fromJSON(*j, task.heuristic, error);
+          scheduleFromText(text, task.heuristic, error);
       if (s && !sched::validate(*s, task.workload, task.target))
         points.push_back(*s);
     }

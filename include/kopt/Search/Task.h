@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,15 @@ Params paramsOf(const schedule::MatmulSchedule &s);
 /// A schedule's canonical text: its JSON (schedule::toJSON) dumped compact
 /// with sorted keys. The database and the replay tables key schedules by it.
 std::string scheduleText(const schedule::MatmulSchedule &s);
+
+/// The schedule of a schedule's JSON text (scheduleText's, a tuning database
+/// record's, a manifest's `schedule`): schedule::parseJSON, then
+/// schedule::fromJSON on `base` (keys the text lacks keep base's values).
+/// nullopt with the reason in `error` when the text is no schedule. It is not
+/// validated against a workload.
+std::optional<schedule::MatmulSchedule>
+scheduleFromText(const std::string &text, const schedule::MatmulSchedule &base,
+                 std::string &error);
 
 /// The matmul kernels of `m` that have a schedule, as tasks whose `space` is
 /// still empty (fillSpace fills it). Launch counts come from the manifest's
