@@ -1,4 +1,4 @@
-"""kopt-run --batch against the fake driver (test/unit/FakeCuda), as kopt-tune uses it.
+"""kopt-run --batch (and -o refusals) against the fake driver (test/unit/FakeCuda), as kopt-tune uses it.
 
   RunKoptRunBatch.py KOPT_RUN FAKE_INPUTS WORK_DIR   (LD_LIBRARY_PATH: the fake driver)
 
@@ -58,6 +58,16 @@ def main():
     p = run(kopt_run, ["--batch", lst, "--jsonl", ok])
     assert p.returncode == 2 and "would overwrite the manifest" in p.stderr, p.stderr
     assert open(ok, "rb").read() == before
+    # Nor over the PTX a manifest names (a single run's -o): refused, and the
+    # PTX is left as it was (a copy of the fake manifest and PTX).
+    import shutil
+    for name in ("ok.json", "fake.ptx"):
+        shutil.copy(os.path.join(fake, name), os.path.join(work, name))
+    ptx = os.path.join(work, "fake.ptx")
+    before = open(ptx, "rb").read()
+    p = run(kopt_run, [os.path.join(work, "ok.json"), "-o", ptx])
+    assert p.returncode == 2 and "would overwrite the manifest's PTX" in p.stderr, p.stderr
+    assert open(ptx, "rb").read() == before, "kopt-run wrote over the PTX"
     # An unwritable report.
     p = run(kopt_run, ["--batch", lst, "--jsonl", os.path.join(work, "no", "such", "x.jsonl")])
     assert p.returncode == 2 and "cannot write" in p.stderr, p.stderr

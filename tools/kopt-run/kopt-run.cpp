@@ -137,12 +137,12 @@ int runManifest(const Options &opts, const std::string &manifestPath,
   Expected<Manifest> manifest = loadManifest(manifestPath);
   if (!manifest.ok())
     return finish(report, kExitError, manifest.error());
-  // Nor the PTX the manifest names.
-  if (!opts.outPath.empty() && samePath(opts.outPath, manifest->ptxPath))
-    return finish(report, kExitError,
-                  "the report '" + opts.outPath +
-                      "' would overwrite the manifest's PTX; choose another "
-                      "-o file");
+  // Nor the PTX the manifest names: say so and write nothing.
+  if (!opts.outPath.empty() && samePath(opts.outPath, manifest->ptxPath)) {
+    printError("the report '" + opts.outPath +
+               "' would overwrite the manifest's PTX; choose another -o file");
+    return kExitError;
+  }
   report["ptx"] = manifest->ptxPath;
   report["chip"] = manifest->chip;
   std::vector<const KernelSpec *> selected;
