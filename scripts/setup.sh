@@ -23,7 +23,7 @@ esac
 # LLVM/MLIR 22 come from Debian's bookworm-security suite; the rest from bookworm.
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools nlohmann-json3-dev
           ninja-build ccache cmake g++ libgtest-dev python3 libzstd-dev zlib1g-dev
-          libsqlite3-dev)
+          libsqlite3-dev python3-jsonschema python3-matplotlib)
 LLVM_PACKAGES=" llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools "
 
 failed=0
@@ -125,28 +125,29 @@ if [ $failed = 0 ]; then
   command -v ccache >/dev/null 2>&1 || kopt_warn $TAG "ccache not found: builds work, rebuilds are slower"
 fi
 
-# --- pytest and wheel, for the Python package's tests (test/python) -----------------
+# --- pytest, wheel, jsonschema and matplotlib: the Python tests (test/python), the agent
+# protocol's schema check (docs/agent-protocol.schema.json) and kopt-tune --report's plot -
 # For the python3 on PATH (the one CMake's find_package(Python3) takes): Debian's
 # python3-pytest when that python3 is Debian's, else pip (PyPI) into the user site.
-if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel' >/dev/null 2>&1; then
+if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel, jsonschema, matplotlib' >/dev/null 2>&1; then
   py=$(python3 -c 'import sys; print(sys.executable)')
   if [ $check_only = 1 ]; then
-    kopt_error $TAG "pytest is missing for $py (run scripts/setup.sh to install it)"
+    kopt_error $TAG "pytest, wheel, jsonschema or matplotlib is missing for $py (run scripts/setup.sh to install them)"
     failed=1
   elif [ "$(readlink -f "$py")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
     kopt_log $TAG "installing python3-pytest with apt-get (for $py)"
     prefix=(); [ "$(id -u)" = 0 ] || prefix=(sudo -n)
     if ! "${prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q install -y \
-        --no-install-recommends python3-pytest python3-wheel >/dev/null 2>&1; then
-      kopt_error $TAG "apt-get install python3-pytest python3-wheel failed"; failed=1
+        --no-install-recommends python3-pytest python3-wheel python3-jsonschema python3-matplotlib >/dev/null 2>&1; then
+      kopt_error $TAG "apt-get install python3-pytest python3-wheel python3-jsonschema python3-matplotlib failed"; failed=1
     fi
   else
-    kopt_log $TAG "installing pytest and wheel from PyPI for $py"
-    if ! python3 -m pip install -q --disable-pip-version-check 'pytest>=7' wheel >/dev/null 2>&1; then
+    kopt_log $TAG "installing pytest, wheel, jsonschema and matplotlib from PyPI for $py"
+    if ! python3 -m pip install -q --disable-pip-version-check 'pytest>=7' wheel 'jsonschema>=4' matplotlib >/dev/null 2>&1; then
       kopt_error $TAG "pip install pytest failed for $py (no network to PyPI?)"; failed=1
     fi
   fi
-  if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel' >/dev/null 2>&1; then
+  if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel, jsonschema, matplotlib' >/dev/null 2>&1; then
     kopt_error $TAG "pytest still cannot be imported by $py"; failed=1
   fi
 fi

@@ -10,9 +10,12 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <set>
 #include <sstream>
+#include <system_error>
+#include <thread>
 
 using nlohmann::json;
 
@@ -498,11 +501,11 @@ json domains() {
 }
 
 namespace {
-template <typename F> void forEachPoint(F &&f) {
+/// Every point of the domains' product with instruction i, copy c and
+/// block_m bm (a chunk of validPoints' parallel walk), in a fixed order.
+template <typename F>
+void forEachPointOf(Instruction i, CopyEngine c, int64_t bm, F &&f) {
   MatmulSchedule s;
-  for (Instruction i : kInstructions)
-    for (CopyEngine c : kCopies)
-      for (int64_t bm : kBlockM)
         for (int64_t bn : kBlockN)
           for (int64_t bk : kBlockK)
             for (int64_t wm : kWarpM)
@@ -541,20 +544,60 @@ std::vector<MatmulSchedule> validPoints(const MatmulWorkload &w,
   // tiles): each point is validated once, with the first swizzle, and a
   // valid one is added with every swizzle (5x fewer validations; the
   // Schedule.SwizzleEntersNoConstraint test holds validate to that).
-  std::vector<MatmulSchedule> out;
-  forEachPoint([&](const MatmulSchedule &s) {
-    if (s.swizzle != kSwizzle.front() || validate(s, w, t))
-      return;
-    for (int64_t sw : kSwizzle) {
-      MatmulSchedule v = s;
-      v.swizzle = sw;
-      out.push_back(v);
+  // The chunks (instruction, copy, block_m) are walked on the host's cores
+  // and joined in their order, so the result is the serial walk's (a large
+  // GEMM's space takes seconds on one core).
+  struct Chunk {
+    Instruction i;
+    CopyEngine c;
+    int64_t bm;
+  };
+  std::vector<Chunk> chunks;
+  for (Instruction i : kInstructions)
+    for (CopyEngine c : kCopies)
+      for (int64_t bm : kBlockM)
+        chunks.push_back({i, c, bm});
+  std::vector<std::vector<MatmulSchedule>> parts(chunks.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < chunks.size();)
+      forEachPointOf(chunks[k].i, chunks[k].c, chunks[k].bm,
+                     [&](const MatmulSchedule &s) {
+                       if (s.swizzle != kSwizzle.front() || validate(s, w, t))
+                         return;
+                       for (int64_t sw : kSwizzle) {
+                         MatmulSchedule v = s;
+                         v.swizzle = sw;
+                         parts[k].push_back(v);
+                       }
+                     });
+  };
+  size_t helpers = std::min<size_t>(
+      chunks.size() - 1,
+      std::max(1u, std::thread::hardware_concurrency()) - 1);
+  std::vector<std::thread> threads;
+  for (size_t h = 0; h < helpers; ++h) {
+    try {
+      threads.emplace_back(work);
+    } catch (const std::system_error &) {
+      break; // no more threads: the ones started and this one do the rest
     }
-  });
+  }
+  work();
+  for (std::thread &th : threads)
+    th.join();
+  std::vector<MatmulSchedule> out;
+  size_t total = 0;
+  for (const auto &p : parts)
+    total += p.size();
+  out.reserve(total);
+  for (auto &p : parts)
+    out.insert(out.end(), p.begin(), p.end());
   return out;
 }
 
-json spaceJSON(const MatmulWorkload &w, const Target &t) {
+json spaceJSON(const MatmulWorkload &w, const Target &t,
+               int64_t validPointCount) {
   json j;
   j["class"] = "matmul";
   j["workload"] = {{"m", w.m},
@@ -578,7 +621,8 @@ json spaceJSON(const MatmulWorkload &w, const Target &t) {
                    "producer warp) with warp_specialize"}};
   j["constraints"] = constraintsJSON();
   j["default"] = toJSON(defaultSchedule(w, t));
-  j["valid_points"] = validPoints(w, t).size();
+  j["valid_points"] = validPointCount >= 0 ? validPointCount
+                                           : int64_t(validPoints(w, t).size());
   return j;
 }
 

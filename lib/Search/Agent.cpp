@@ -159,8 +159,8 @@ std::vector<int64_t> drawUntried(int64_t size, size_t tried, size_t n,
 }
 
 const std::vector<std::string> &strategyNames() {
-  static const std::vector<std::string> names = {"heuristic", "grid", "random",
-                                                 "evolutionary"};
+  static const std::vector<std::string> names = {
+      "heuristic", "grid", "random", "evolutionary", "external"};
   return names;
 }
 
@@ -174,6 +174,10 @@ Expected<std::unique_ptr<Agent>> makeAgent(const std::string &strategy,
     return std::unique_ptr<Agent>(new RandomAgent(seed));
   if (strategy == "evolutionary")
     return makeEvolutionaryAgent(seed);
+  if (strategy == "external")
+    return Status::error("the external strategy runs a program as the agent: "
+                         "give its command (kopt-tune --agent-cmd; "
+                         "ExternalAgentHost in kopt/Search/ExternalAgent.h)");
   std::string known;
   for (const std::string &n : strategyNames())
     known += (known.empty() ? "" : ", ") + n;

@@ -34,7 +34,25 @@ namespace sched = kopt::schedule;
 
 namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// NVIDIA H200 SXM datasheet, dense.
+constexpr double kTensorPeak = 989e12, kTF32Peak = 494.5e12, kFmaPeak = 67e12,
+                 kBandwidth = 4.8e12;
 } // namespace
+
+double rooflinePeakFlops(const Task &task) {
+  const sched::MatmulWorkload &w = task.workload;
+  if (w.a != sched::DType::F32)
+    return kTensorPeak;
+  return w.tf32 ? kTF32Peak : kFmaPeak;
+}
+
+double rooflineBandwidth() { return kBandwidth; }
+
+double rooflineFloorMs(const Task &task) {
+  return std::max(double(task.flops) / rooflinePeakFlops(task),
+                  double(task.bytes) / kBandwidth) *
+         1e3;
+}
 
 double estimateMs(const Task &task, const sched::MatmulSchedule &s) {
   const sched::MatmulWorkload &w = task.workload;
@@ -43,16 +61,16 @@ double estimateMs(const Task &task, const sched::MatmulSchedule &s) {
   double peak;
   switch (s.instruction) {
   case sched::Instruction::Wgmma:
-    peak = f32 ? 494.5e12 : 989e12;
+    peak = f32 ? kTF32Peak : kTensorPeak;
     break;
   case sched::Instruction::MmaSync:
-    peak = 0.6 * 989e12;
+    peak = 0.6 * kTensorPeak;
     break;
   default:
-    peak = 67e12;
+    peak = kFmaPeak;
     break;
   }
-  const double bandwidth = 4.8e12;
+  const double bandwidth = kBandwidth;
   int64_t shared = sched::sharedBytes(s, w);
   int64_t perSM = std::max<int64_t>(
       1, std::min<int64_t>((228 * 1024) / (shared + 1024),

@@ -8,6 +8,7 @@
 #include "kopt/Search/Database.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 namespace kopt::search {
@@ -109,6 +110,75 @@ Expected<std::vector<Task>> tasksFromManifest(const manifest::Manifest &m) {
     tasks.push_back(std::move(t));
   }
   return tasks;
+}
+
+Expected<Task> taskFromWorkloadKey(const std::string &key,
+                                   const std::string &ops) {
+  auto bad = [&](const std::string &why) {
+    return Status::error("workload key '" + sched::abbreviate(key, 120) +
+                         "': " + why);
+  };
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t slash = key.find('/', start);
+    parts.push_back(key.substr(start, slash - start));
+    if (slash == std::string::npos)
+      break;
+    start = slash + 1;
+  }
+  if (parts.size() != 5 || parts[0] != "matmul")
+    return bad("not matmul/MxNxK/A,B->C/aX,bY/CHIP");
+  sched::MatmulWorkload w;
+  char tail = 0;
+  long long m = 0, n = 0, k = 0;
+  if (std::sscanf(parts[1].c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) !=
+          3 ||
+      m < 1 || n < 1 || k < 1)
+    return bad("the shape '" + parts[1] + "' is not MxNxK");
+  w.m = m;
+  w.n = n;
+  w.k = k;
+  std::string types = parts[2];
+  const std::string tf32 = "+tf32";
+  if (types.size() > tf32.size() &&
+      types.compare(types.size() - tf32.size(), tf32.size(), tf32) == 0) {
+    w.tf32 = true;
+    types.resize(types.size() - tf32.size());
+  }
+  size_t comma = types.find(','), arrow = types.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos ||
+      arrow < comma)
+    return bad("the dtypes '" + parts[2] + "' are not A,B->C");
+  std::optional<sched::DType> a = sched::parseDType(types.substr(0, comma)),
+                              b = sched::parseDType(
+                                  types.substr(comma + 1, arrow - comma - 1)),
+                              c = sched::parseDType(types.substr(arrow + 2));
+  if (!a || !b || !c)
+    return bad("unknown dtype in '" + parts[2] + "'");
+  w.a = *a;
+  w.b = *b;
+  w.c = *c;
+  if (parts[3] != "ak,bk" && parts[3] != "ak,bn" && parts[3] != "am,bk" &&
+      parts[3] != "am,bn")
+    return bad("the layouts '" + parts[3] + "' are not a{k|m},b{k|n}");
+  w.aKContiguous = parts[3][1] == 'k';
+  w.bKContiguous = parts[3][4] == 'k';
+  std::optional<sched::Target> target = sched::Target::forChip(parts[4]);
+  if (!target)
+    return bad("unknown chip '" + parts[4] + "'");
+  Task t;
+  t.kernel = "matmul";
+  t.ops = ops;
+  t.workload = w;
+  t.target = *target;
+  t.workloadKey = w.key(target->chip);
+  if (t.workloadKey != key)
+    return bad("not in its canonical form ('" + t.workloadKey + "')");
+  t.heuristic = sched::defaultSchedule(w, *target);
+  t.flops = 2 * w.m * w.n * w.k;
+  t.bytes = w.m * w.k * sched::bytesOf(w.a) + w.k * w.n * sched::bytesOf(w.b) +
+            w.m * w.n * sched::bytesOf(w.c);
+  return t;
 }
 
 void fillSpace(Task &task, const std::vector<std::string> *only) {

@@ -41,12 +41,16 @@ Expected<int64_t> Tuner::prepare() {
   for (size_t i = 0; i < tasks.size(); ++i) {
     // Each task's agent gets its own seed, derived from the run's.
     uint64_t seed = options.seed * 0x9E3779B97F4A7C15ull + i + 1;
-    Expected<std::unique_ptr<Agent>> agent =
-        makeAgent(options.strategy, seed);
-    if (!agent.ok())
-      return agent.status();
     auto state = std::make_unique<State>();
-    state->agent = std::move(*agent);
+    if (options.agentFor) {
+      state->agent = options.agentFor(i, seed);
+    } else {
+      Expected<std::unique_ptr<Agent>> agent =
+          makeAgent(options.strategy, seed);
+      if (!agent.ok())
+        return agent.status();
+      state->agent = std::move(*agent);
+    }
     states.push_back(std::move(state));
   }
   if (!db || options.session.empty())
@@ -121,6 +125,8 @@ Status Tuner::run(const TrialFn &onTrial) {
     if (Expected<int64_t> r = prepare(); !r.ok())
       return r.status();
   while (done < options.budget) {
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline)
+      break;
     int64_t ti = chooseTask();
     if (ti < 0)
       break;

@@ -8,6 +8,7 @@
 
 #include "kopt/Search/Agent.h"
 #include "kopt/Search/Measurer.h"
+#include "kopt/Search/Report.h"
 #include "kopt/Search/Tuner.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 using namespace kopt::search;
 namespace sched = kopt::schedule;
@@ -311,5 +313,87 @@ TEST(Replay, MalformedLineNamesFileAndLine) {
   Expected<std::unique_ptr<Measurer>> missing =
       makeReplayMeasurer((dir / "none.jsonl").string());
   EXPECT_FALSE(missing.ok());
+  fs::remove_all(dir);
+}
+
+TEST(Task, FromWorkloadKey) {
+  for (const char *key :
+       {"matmul/4097x4095x4093/bf16,bf16->bf16/ak,bk/sm_90a",
+        "matmul/512x1024x256/f32,f32->f32+tf32/ak,bn/sm_90a",
+        "matmul/1x14336x4096/f16,f16->f32/am,bk/sm_80"}) {
+    Expected<Task> t = taskFromWorkloadKey(key, "matmul+add");
+    ASSERT_TRUE(t.ok()) << t.error();
+    EXPECT_EQ(t->workloadKey, key);
+    EXPECT_EQ(t->ops, "matmul+add");
+    EXPECT_EQ(t->flops, 2 * t->workload.m * t->workload.n * t->workload.k);
+    EXPECT_FALSE(sched::validate(t->heuristic, t->workload, t->target));
+  }
+  Expected<Task> tf32 =
+      taskFromWorkloadKey("matmul/512x1024x256/f32,f32->f32+tf32/ak,bn/sm_90a",
+                          "matmul");
+  EXPECT_TRUE(tf32->workload.tf32);
+  EXPECT_FALSE(tf32->workload.bKContiguous);
+  for (const char *bad :
+       {"", "conv/1x1x1/f32,f32->f32/ak,bk/sm_90a",
+        "matmul/1x1/f32,f32->f32/ak,bk/sm_90a",
+        "matmul/0x1x1/f32,f32->f32/ak,bk/sm_90a",
+        "matmul/1x1x1/f64,f32->f32/ak,bk/sm_90a",
+        "matmul/1x1x1/f32,f32->f32/ax,bk/sm_90a",
+        "matmul/1x1x1/f32,f32->f32/ak,bk/sm_70",
+        "matmul/01x1x1/f32,f32->f32/ak,bk/sm_90a",
+        "matmul/1x1x1/f32,f32->f32/ak,bk/sm_90a/extra"}) {
+    Expected<Task> t = taskFromWorkloadKey(bad, "matmul");
+    EXPECT_FALSE(t.ok()) << bad;
+    if (!t.ok())
+      EXPECT_NE(t.error().find("workload key"), std::string::npos) << t.error();
+  }
+}
+
+TEST(Report, ReplayCurvesReachTheTableBest) {
+  fs::path dir = tempDir();
+  Task t = makeTask(512, 512, 512, sched::DType::BF16);
+  fs::path table = dir / "table.jsonl";
+  {
+    std::ofstream out(table);
+    // 200 points with the model's times (the heuristic among them).
+    std::vector<sched::MatmulSchedule> points = {t.heuristic};
+    for (size_t i = 0; points.size() < 200; ++i)
+      points.push_back(t.space[(i * 7919) % t.space.size()]);
+    for (const sched::MatmulSchedule &s : points) {
+      TrialRecord r;
+      r.workload = t.workloadKey;
+      r.ops = "matmul";
+      r.koptVersion = "test";
+      r.schedule = scheduleText(s);
+      r.status = "ok";
+      r.correct = true;
+      r.measurer = "model";
+      r.medianMs = estimateMs(t, s);
+      out << toJSON(r).dump() << "\n";
+    }
+  }
+  ReportOptions o;
+  o.seeds = 3;
+  o.budget = 250; // more than the table: every strategy ends at its best
+  Expected<std::vector<Curve>> curves = replayCurves({table.string()}, o);
+  ASSERT_TRUE(curves.ok()) << curves.error();
+  ASSERT_EQ(curves->size(), 3u);
+  for (const Curve &c : *curves) {
+    EXPECT_EQ(c.ratios.size(), 3u);
+    EXPECT_LE(c.points, 200);
+    for (const std::vector<double> &run : c.ratios) {
+      ASSERT_EQ(run.size(), 250u);
+      EXPECT_DOUBLE_EQ(run.back(), 1.0) << c.strategy;
+      for (size_t i = 1; i < run.size(); ++i)
+        EXPECT_LE(run[i], run[i - 1]);
+    }
+  }
+  nlohmann::json s = summaryJSON(*curves);
+  EXPECT_EQ(s["random"]["problems"], 1);
+  EXPECT_EQ(s["grid"]["problems_within_3pct_at_64"].is_number(), true);
+  std::ostringstream csv;
+  writeCSV(*curves, csv);
+  std::string text = csv.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 3 * 250);
   fs::remove_all(dir);
 }

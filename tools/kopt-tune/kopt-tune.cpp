@@ -3,7 +3,10 @@
 //   kopt-tune MODULE.mlir [--strategy=evolutionary] [--budget=64] [--seed=0]
 //             [--jobs=N] [--measurer=gpu|model|replay] [--replay=TABLE.jsonl]
 //             [--db=FILE] [--resume] [--log=TRIALS.jsonl] [--json=OUT.json]
+//   kopt-tune MODULE.mlir --strategy=external --agent-cmd "python3 agent.py"
 //   kopt-tune --db=FILE --export=OUT.jsonl | --import=IN.jsonl
+//   kopt-tune --report=PREFIX --report-tables=T.jsonl,... [--seeds=10]
+//   kopt-tune --report=PREFIX --report-logs=TRIALS.jsonl,...
 //
 // Compiles the module once with the default heuristic, makes a task of each
 // matmul kernel (include/kopt/Search/Task.h), and tunes the tasks within
@@ -18,7 +21,8 @@
 // Exit code: 0 when tuning ran (whatever the trials' outcomes), 1 when no
 // trial of some kernel was usable, 2 on bad arguments, an unreadable or
 // uncompilable module, a module without matmul kernels, or a failure of the
-// measurer or the database.
+// measurer or the database, 3 when the external agent was given up on
+// (ExternalAgent.h; the trials measured before are recorded).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +30,8 @@
 
 #include "kopt-c/kopt.h"
 #include "kopt/Manifest/Manifest.h"
+#include "kopt/Search/ExternalAgent.h"
+#include "kopt/Search/Report.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -63,8 +69,27 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::cat(category));
 static cl::opt<std::string>
     strategyOpt("strategy",
-                cl::desc("heuristic, grid, random or evolutionary (default)"),
+                cl::desc("heuristic, grid, random, evolutionary (default) or "
+                         "external (--agent-cmd)"),
                 cl::init("evolutionary"), cl::cat(category));
+static cl::opt<std::string> agentCmd(
+    "agent-cmd",
+    cl::desc("--strategy=external: the agent's command, run by /bin/sh -c "
+             "(docs/agent-protocol.md)"),
+    cl::value_desc("command"), cl::cat(category));
+static cl::opt<int> agentTimeout(
+    "agent-timeout",
+    cl::desc("seconds the external agent may take for one reply before it is "
+             "stopped and restarted (default 120)"),
+    cl::init(120), cl::cat(category));
+static cl::opt<int> agentRestarts(
+    "agent-restarts",
+    cl::desc("restarts of an external agent that crashed or hung (default 2)"),
+    cl::init(2), cl::cat(category));
+static cl::opt<std::string> agentTranscript(
+    "agent-transcript",
+    cl::desc("append every line exchanged with the external agent"),
+    cl::value_desc("file"), cl::cat(category));
 static cl::opt<int64_t> budgetOpt("budget",
                                   cl::desc("trials in all (default 64)"),
                                   cl::init(64), cl::cat(category));
@@ -125,6 +150,11 @@ static cl::opt<int64_t>
     timeBudget("time-budget",
                cl::desc("ms of timed runs per candidate (default 400)"),
                cl::init(400), cl::cat(category));
+static cl::opt<int> timeLimit(
+    "time-limit",
+    cl::desc("seconds after which no new batch starts (the one in flight "
+             "finishes and is recorded; default 0: no limit)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string> logOpt("log",
                                    cl::desc("append every trial as a JSON line"),
                                    cl::value_desc("trials.jsonl"),
@@ -160,10 +190,38 @@ static cl::opt<std::string>
     importOpt("import", cl::desc("add the JSON lines of a file to --db and exit"),
               cl::value_desc("in.jsonl"), cl::cat(category));
 
+static cl::opt<std::string> reportOpt(
+    "report",
+    cl::desc("compare strategies: write PREFIX.csv, PREFIX.json and "
+             "PREFIX.png (best so far against trials) from --report-tables "
+             "or --report-logs, and exit"),
+    cl::value_desc("PREFIX"), cl::cat(category));
+static cl::list<std::string> reportTables(
+    "report-tables",
+    cl::desc("--report: replay tables (JSON lines) every strategy of "
+             "--report-strategies runs against, --seeds times"),
+    cl::CommaSeparated, cl::value_desc("table.jsonl,..."), cl::cat(category));
+static cl::list<std::string> reportLogs(
+    "report-logs",
+    cl::desc("--report: trial logs (--log) plotted as they were recorded"),
+    cl::CommaSeparated, cl::value_desc("trials.jsonl,..."), cl::cat(category));
+static cl::list<std::string> reportStrategies(
+    "report-strategies",
+    cl::desc("--report-tables: the strategies compared (default random, grid, "
+             "evolutionary; external runs --agent-cmd)"),
+    cl::CommaSeparated, cl::cat(category));
+static cl::opt<int> seedsOpt(
+    "seeds", cl::desc("--report-tables: runs per strategy and problem "
+                      "(default 10)"),
+    cl::init(10), cl::cat(category));
+
 namespace {
 
 constexpr int kExitUnusable = 1;
 constexpr int kExitError = 2;
+/// The external agent was given up on (crashed or hung past its restarts,
+/// or spoke another protocol); the trials measured are recorded.
+constexpr int kExitAgent = 3;
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "kopt-tune: error: %s\n", message.c_str());
@@ -305,6 +363,36 @@ std::string findKoptRun(const char *argv0) {
 
 /// A usage error in the options, or nullopt (after the command line parsed).
 std::optional<std::string> checkOptions() {
+  bool externalReport =
+      std::find(reportStrategies.begin(), reportStrategies.end(),
+                "external") != reportStrategies.end();
+  if (!reportOpt.empty()) {
+    if (!inputFile.empty())
+      return std::string("--report takes no module (it reads --report-tables "
+                         "or --report-logs)");
+    if (reportTables.empty() == reportLogs.empty())
+      return std::string("--report needs --report-tables or --report-logs "
+                         "(one of them)");
+    if (!reportLogs.empty() && !reportStrategies.empty())
+      return std::string("--report-strategies is for --report-tables (a log "
+                         "holds its own strategies)");
+    if (seedsOpt < 1 || seedsOpt > 1000)
+      return "--seeds must be in [1, 1000], got " + std::to_string(seedsOpt);
+    if (budgetOpt < 1 || batchOpt < 1 || batchOpt > 1024)
+      return std::string("--budget must be at least 1 and --batch-size in "
+                         "[1, 1024]");
+    if (externalReport && agentCmd.empty())
+      return std::string("--report-strategies=external needs --agent-cmd");
+    for (const std::string &s : reportStrategies)
+      if (s != "external")
+        if (Expected<std::unique_ptr<Agent>> a = makeAgent(s, 0); !a.ok())
+          return a.error();
+    return std::nullopt;
+  }
+  if (!reportTables.empty() || !reportLogs.empty() ||
+      !reportStrategies.empty())
+    return std::string("--report-tables, --report-logs and "
+                       "--report-strategies are for --report");
   if (!exportOpt.empty() || !importOpt.empty()) {
     if (dbOpt.empty())
       return std::string("--export and --import need --db");
@@ -326,14 +414,28 @@ std::optional<std::string> checkOptions() {
            std::to_string(jobsOpt);
   if (batchOpt < 1 || batchOpt > 1024)
     return "--batch-size must be in [1, 1024], got " + std::to_string(batchOpt);
-  if (runsOpt < 1 || timeBudget < 0 || runTimeout < 0 || compileTimeout < 0)
+  if (runsOpt < 1 || timeBudget < 0 || runTimeout < 0 || compileTimeout < 0 ||
+      timeLimit < 0)
     return std::string("--runs must be at least 1; --time-budget, "
-                       "--run-timeout and --compile-timeout must not be "
-                       "negative");
+                       "--run-timeout, --compile-timeout and --time-limit "
+                       "must not be negative");
   if (resumeOpt && dbOpt.empty())
     return std::string("--resume needs --db (the trials to resume are there)");
-  if (Expected<std::unique_ptr<Agent>> a = makeAgent(strategyOpt, 0); !a.ok())
+  if (strategyOpt == "external") {
+    if (agentCmd.empty())
+      return std::string("--strategy=external needs --agent-cmd (the agent's "
+                         "command; docs/agent-protocol.md)");
+    if (agentTimeout < 1 || agentRestarts < 0)
+      return std::string("--agent-timeout must be at least 1 s and "
+                         "--agent-restarts not negative");
+  } else if (!agentCmd.empty() || !agentTranscript.empty()) {
+    // (--report with --report-strategies=external returned above.)
+    return std::string("--agent-cmd and --agent-transcript are for "
+                       "--strategy=external");
+  } else if (Expected<std::unique_ptr<Agent>> a = makeAgent(strategyOpt, 0);
+             !a.ok()) {
     return a.error();
+  }
   if (measurerOpt != "gpu" && measurerOpt != "model" && measurerOpt != "replay")
     return "unknown measurer '" + measurerOpt + "' (known: gpu, model, replay)";
   if (measurerOpt == "replay" && replayOpt.empty())
@@ -341,7 +443,8 @@ std::optional<std::string> checkOptions() {
   if (!replayOpt.empty() && measurerOpt != "replay")
     return std::string("--replay is for --measurer=replay");
   // Output files are checked before any trial runs.
-  for (const std::string *path : {&logOpt.getValue(), &jsonOpt.getValue()}) {
+  for (const std::string *path : {&logOpt.getValue(), &jsonOpt.getValue(),
+                                  &agentTranscript.getValue()}) {
     if (path->empty())
       continue;
     std::error_code ec;
@@ -484,7 +587,7 @@ Expected<std::string> sessionName(Database *db) {
 
 /// Prints the final table (and writes --json); the exit code.
 int report(const Tuner &tuner, const Status &status,
-           const std::string &session) {
+           const std::string &session, const ExternalAgentHost *agent) {
   json table = json::array();
   bool allUsable = true;
   std::printf("%-28s %-8s %12s %12s %8s  %s\n", "kernel", "trials",
@@ -538,6 +641,10 @@ int report(const Tuner &tuner, const Status &status,
                 {"kernels", table}};
     if (!status.ok())
       out["error"] = status.message();
+    if (agent) {
+      out["agent"] = agent->events().toJSON();
+      out["agent"]["command"] = std::string(agentCmd);
+    }
     std::ofstream o(jsonOpt);
     o << out.dump(2) << "\n";
     if (!o)
@@ -545,7 +652,157 @@ int report(const Tuner &tuner, const Status &status,
   }
   if (!status.ok())
     return fail(status.message());
+  if (agent) {
+    const AgentEvents &e = agent->events();
+    std::fprintf(
+        stderr,
+        "kopt-tune: agent %s: %lld replies; skipped %lld malformed and %lld "
+        "over-long lines; refused %lld invalid, %lld duplicate, %lld "
+        "out-of-space and %lld excess schedules; %lld timeouts, %lld crashes, "
+        "%lld restarts\n",
+        e.name.empty() ? "(unnamed)" : ("'" + e.name + "'").c_str(),
+        (long long)e.replies, (long long)e.malformedLines,
+        (long long)e.tooLongLines, (long long)e.invalidSchedules,
+        (long long)e.duplicates, (long long)e.outsideSpace,
+        (long long)e.excess, (long long)e.timeouts, (long long)e.crashes,
+        (long long)e.restarts);
+    if (e.gaveUp) {
+      std::fprintf(stderr,
+                   "kopt-tune: error: the agent was given up on (%s); the "
+                   "trials measured are recorded%s\n",
+                   e.lastProblem.c_str(),
+                   dbOpt.empty() ? "" : " (--resume continues the session)");
+      return kExitAgent;
+    }
+  }
   return allUsable ? 0 : kExitUnusable;
+}
+
+/// The plotting script of --report (python/kopt/tune_report.py): beside the
+/// tools in a bundle or an install (../python), else in the source tree;
+/// KOPT_TUNE_REPORT_PLOT overrides.
+std::string findPlotScript(const char *argv0) {
+  if (const char *env = std::getenv("KOPT_TUNE_REPORT_PLOT"))
+    return env;
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findPlotScript));
+  std::vector<fs::path> candidates;
+  if (!self.empty())
+    candidates.push_back(fs::path(self).parent_path().parent_path() /
+                         "python" / "kopt" / "tune_report.py");
+  candidates.push_back(fs::path(KOPT_SOURCE_DIR) / "python" / "kopt" /
+                       "tune_report.py");
+  for (const fs::path &p : candidates)
+    if (::access(p.c_str(), R_OK) == 0)
+      return p.string();
+  return "";
+}
+
+/// --report: the curves, CSV, JSON summary, PNG; the exit code.
+int reportMain(const char *argv0) {
+  Expected<std::vector<Curve>> curves = Status::success();
+  if (!reportLogs.empty()) {
+    curves = logCurves(std::vector<std::string>(reportLogs.begin(),
+                                                reportLogs.end()),
+                       budgetOpt);
+  } else {
+    ReportOptions o;
+    if (!reportStrategies.empty())
+      o.strategies.assign(reportStrategies.begin(), reportStrategies.end());
+    o.seeds = seedsOpt;
+    o.budget = budgetOpt;
+    o.batchSize = batchOpt;
+    if (!agentCmd.empty()) {
+      ExternalAgentOptions e;
+      e.command = agentCmd;
+      e.replyTimeoutMs = agentTimeout * 1000;
+      e.maxRestarts = agentRestarts;
+      e.koptVersion = KOPT_VERSION;
+      e.transcriptPath = agentTranscript;
+      o.external = e;
+    }
+    curves = replayCurves(std::vector<std::string>(reportTables.begin(),
+                                                   reportTables.end()),
+                          o);
+  }
+  if (!curves.ok())
+    return fail(curves.error());
+  if (curves->empty())
+    return fail("nothing to report: no problem of the inputs has a usable "
+                "trial");
+  std::string csvPath = reportOpt + ".csv", jsonPath = reportOpt + ".json",
+              pngPath = reportOpt + ".png";
+  {
+    std::ofstream csv(csvPath);
+    writeCSV(*curves, csv);
+    if (!csv)
+      return fail("cannot write '" + csvPath + "'");
+  }
+  json summary = summaryJSON(*curves);
+  summary = {{"tool", "kopt-tune --report"},
+             {"version", KOPT_VERSION},
+             {"source", reportLogs.empty() ? "replay" : "logs"},
+             {"budget", int64_t(budgetOpt)},
+             {"seeds", reportLogs.empty() ? json(int(seedsOpt)) : json()},
+             {"strategies", summary}};
+  {
+    std::ofstream o(jsonPath);
+    o << summary.dump(2) << "\n";
+    if (!o)
+      return fail("cannot write '" + jsonPath + "'");
+  }
+  std::printf("%-14s %8s %10s %10s %10s %14s\n", "strategy", "problems",
+              "ratio@16", "ratio@32", "ratio@64", "within 3%@64");
+  for (const auto &[name, s] : summary["strategies"].items()) {
+    auto r = [&](const char *k) {
+      return s.contains(k) && s[k].is_number()
+                 ? Progress::fmt(s[k].get<double>())
+                 : std::string("-");
+    };
+    std::string within =
+        s.contains("problems_within_3pct_at_64")
+            ? std::to_string(s["problems_within_3pct_at_64"].get<int64_t>()) +
+                  "/" + std::to_string(s["problems"].get<int64_t>())
+            : "-";
+    std::printf("%-14s %8lld %10s %10s %10s %14s\n", name.c_str(),
+                (long long)s["problems"].get<int64_t>(),
+                r("geomean_ratio_at_16").c_str(),
+                r("geomean_ratio_at_32").c_str(),
+                r("geomean_ratio_at_64").c_str(), within.c_str());
+  }
+  std::printf("(ratio: the best time after that many trials over the best "
+              "%s, geometric mean over problems of the mean over runs)\n",
+              reportLogs.empty() ? "point of the table" : "time of the logs");
+  std::fflush(stdout);
+  std::string script = findPlotScript(argv0);
+  llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
+  std::string why;
+  if (script.empty())
+    why = "python/kopt/tune_report.py not found (set KOPT_TUNE_REPORT_PLOT)";
+  else if (!python)
+    why = "python3 not found";
+  else {
+    llvm::SmallVector<llvm::StringRef, 4> args = {*python, script, csvPath,
+                                                  pngPath};
+    std::string message;
+    int rc = llvm::sys::ExecuteAndWait(*python, args, std::nullopt, {}, 120,
+                                       0, &message);
+    if (rc != 0)
+      why = "python3 " + script + " failed" +
+            (message.empty() ? "" : ": " + message) +
+            " (its error is above; it needs matplotlib, which "
+            "scripts/setup.sh installs)";
+  }
+  if (!why.empty()) {
+    std::fprintf(stderr,
+                 "kopt-tune: warning: no %s: %s; %s and %s are written\n",
+                 pngPath.c_str(), why.c_str(), csvPath.c_str(),
+                 jsonPath.c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "kopt-tune: wrote %s, %s and %s\n", csvPath.c_str(),
+               jsonPath.c_str(), pngPath.c_str());
+  return 0;
 }
 
 /// Removes a folder when it goes out of scope (`remove`).
@@ -575,6 +832,9 @@ int main(int argc, char **argv) {
     return kExitError;
   if (std::optional<std::string> error = checkOptions())
     return fail(*error);
+
+  if (!reportOpt.empty())
+    return reportMain(argv[0]);
 
   // --export / --import need nothing but the database.
   if (!exportOpt.empty() || !importOpt.empty()) {
@@ -635,6 +895,32 @@ int main(int argc, char **argv) {
   topts.batchSize = batchOpt;
   topts.session = *session;
   topts.koptVersion = KOPT_VERSION;
+  if (timeLimit > 0)
+    topts.deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(timeLimit);
+  std::unique_ptr<ExternalAgentHost> agentHost;
+  if (strategyOpt == "external") {
+    ExternalAgentOptions a;
+    a.command = agentCmd;
+    a.replyTimeoutMs = agentTimeout * 1000;
+    a.maxRestarts = agentRestarts;
+    a.budget = budgetOpt;
+    a.batchSize = batchOpt;
+    a.seed = seedOpt;
+    a.koptVersion = KOPT_VERSION;
+    a.measurer = measurerOpt;
+    a.transcriptPath = agentTranscript;
+    // A warning starts a line of its own below the progress bar.
+    bool bar = !noProgress && ::isatty(2);
+    agentHost = std::make_unique<ExternalAgentHost>(
+        *tasks, a, [bar](const std::string &m) {
+          std::fprintf(stderr, "%skopt-tune: warning: %s\n", bar ? "\n" : "",
+                       m.c_str());
+        });
+    topts.agentFor = [&](size_t i, uint64_t) {
+      return agentHost->agentFor(i);
+    };
+  }
   Tuner tuner(*tasks, **measurer, builder.get(), db.get(), topts);
   Expected<int64_t> resumed = tuner.prepare();
   if (!resumed.ok())
@@ -670,5 +956,7 @@ int main(int argc, char **argv) {
     progress.trial(task, t, done, best);
   });
   progress.finish();
-  return report(tuner, status, *session);
+  if (agentHost)
+    agentHost->finish();
+  return report(tuner, status, *session, agentHost.get());
 }

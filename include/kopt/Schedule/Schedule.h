@@ -298,8 +298,10 @@ nlohmann::json domains();
 /// The space of `w` on `t` as JSON: workload, domains, constraints (ids and
 /// rules, constraintsJSON),
 /// the default schedule and the number of valid points of the domains'
-/// product.
-nlohmann::json spaceJSON(const MatmulWorkload &w, const Target &t);
+/// product (`validPointCount` when not negative, else counted: seconds for a
+/// large GEMM).
+nlohmann::json spaceJSON(const MatmulWorkload &w, const Target &t,
+                         int64_t validPointCount = -1);
 
 /// A point drawn uniformly from the product of the domains (possibly invalid).
 MatmulSchedule samplePoint(std::mt19937_64 &rng);

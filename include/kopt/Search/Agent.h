@@ -16,8 +16,11 @@
 //                 points (exploration), the rest mutants of the best trials
 //                 so far (points of the space that differ from a parent in
 //                 one or two parameters; parents drawn by rank, the best
-//                 most often), as Ansor's evolutionary search does, ranked
-//                 by the cost model when one is available (CostModel.h).
+//                 most often), as Ansor's evolutionary search does (without
+//                 Ansor's learned cost model to rank them: not built yet).
+// A program as the agent ("external", the kopt-agent protocol) is
+// ExternalAgent.h's; makeAgent names it but cannot make it without the
+// program's command.
 //
 //===----------------------------------------------------------------------===//
 

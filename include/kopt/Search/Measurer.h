@@ -71,6 +71,15 @@ Expected<std::unique_ptr<Measurer>> makeReplayMeasurer(const std::string &path);
 /// The model's estimate of `s` for `task`, ms (ModelMeasurer.cpp).
 double estimateMs(const Task &task, const schedule::MatmulSchedule &s);
 
+/// The roofline of a task at the NVIDIA H200 SXM datasheet's dense rates:
+/// the peak of its operand type, FLOP/s (989e12 bf16/f16 tensor cores,
+/// 494.5e12 TF32 when the workload allows it, 67e12 f32 FMA), the HBM3e
+/// bandwidth, bytes/s (4.8e12), and the floor no schedule can beat, ms:
+/// max(task.flops / peak, task.bytes / bandwidth).
+double rooflinePeakFlops(const Task &task);
+double rooflineBandwidth();
+double rooflineFloorMs(const Task &task);
+
 } // namespace kopt::search
 
 #endif // KOPT_SEARCH_MEASURER_H

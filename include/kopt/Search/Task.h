@@ -83,6 +83,15 @@ scheduleFromText(const std::string &text, const schedule::MatmulSchedule &base,
 /// error.
 Expected<std::vector<Task>> tasksFromManifest(const manifest::Manifest &m);
 
+/// The task of a workload key (MatmulWorkload::key's text, as the tuning
+/// database and replay tables hold it: "matmul/MxNxK/A,B->C[+tf32]/a{k|m},
+/// b{k|n}/CHIP") and op chain, without a module: the heuristic is
+/// defaultSchedule, bytes those of A, B and C, launches 1, kernel "matmul",
+/// space empty. A key that does not parse, or an unknown chip or dtype, is
+/// an error naming the key.
+Expected<Task> taskFromWorkloadKey(const std::string &key,
+                                   const std::string &ops);
+
 /// Fills task.space with the valid points of the workload's space, or, with
 /// `only`, with those of the schedules (texts) it lists that are valid.
 void fillSpace(Task &task, const std::vector<std::string> *only = nullptr);

@@ -29,6 +29,7 @@
 #include "kopt/Search/Database.h"
 #include "kopt/Search/Measurer.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -63,6 +64,12 @@ struct TunerOptions {
   std::string session;
   /// Recorded with every trial.
   std::string koptVersion;
+  /// When set, no batch starts after this moment (kopt-tune --time-limit):
+  /// the batch in flight finishes and is recorded.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Makes task i's agent instead of makeAgent(strategy, seed) when set
+  /// (the external agent: ExternalAgentHost::agentFor).
+  std::function<std::unique_ptr<Agent>(size_t task, uint64_t seed)> agentFor;
 };
 
 /// A task's outcome.
