@@ -698,6 +698,18 @@ std::string findPlotScript(const char *argv0) {
   return "";
 }
 
+/// The external agent's options from --agent-cmd, --agent-timeout,
+/// --agent-restarts and --agent-transcript (a run adds budget, seed, ...).
+ExternalAgentOptions agentOptions() {
+  ExternalAgentOptions e;
+  e.command = agentCmd;
+  e.replyTimeoutMs = agentTimeout * 1000;
+  e.maxRestarts = agentRestarts;
+  e.koptVersion = KOPT_VERSION;
+  e.transcriptPath = agentTranscript;
+  return e;
+}
+
 /// --report: the curves, CSV, JSON summary, PNG; the exit code.
 int reportMain(const char *argv0) {
   Expected<std::vector<Curve>> curves = Status::success();
@@ -712,15 +724,8 @@ int reportMain(const char *argv0) {
     o.seeds = seedsOpt;
     o.budget = budgetOpt;
     o.batchSize = batchOpt;
-    if (!agentCmd.empty()) {
-      ExternalAgentOptions e;
-      e.command = agentCmd;
-      e.replyTimeoutMs = agentTimeout * 1000;
-      e.maxRestarts = agentRestarts;
-      e.koptVersion = KOPT_VERSION;
-      e.transcriptPath = agentTranscript;
-      o.external = e;
-    }
+    if (!agentCmd.empty())
+      o.external = agentOptions();
     curves = replayCurves(std::vector<std::string>(reportTables.begin(),
                                                    reportTables.end()),
                           o);
@@ -900,16 +905,11 @@ int main(int argc, char **argv) {
         std::chrono::steady_clock::now() + std::chrono::seconds(timeLimit);
   std::unique_ptr<ExternalAgentHost> agentHost;
   if (strategyOpt == "external") {
-    ExternalAgentOptions a;
-    a.command = agentCmd;
-    a.replyTimeoutMs = agentTimeout * 1000;
-    a.maxRestarts = agentRestarts;
+    ExternalAgentOptions a = agentOptions();
     a.budget = budgetOpt;
     a.batchSize = batchOpt;
     a.seed = seedOpt;
-    a.koptVersion = KOPT_VERSION;
     a.measurer = measurerOpt;
-    a.transcriptPath = agentTranscript;
     // A warning starts a line of its own below the progress bar.
     bool bar = !noProgress && ::isatty(2);
     agentHost = std::make_unique<ExternalAgentHost>(
