@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AgentProcess.h"
 #include "kopt/Search/ExternalAgent.h"
+#include "AgentProcess.h"
+#include "SearchTestUtil.h"
 #include "kopt/Search/Measurer.h"
 #include "kopt/Search/Tuner.h"
 
@@ -18,13 +19,14 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 using namespace kopt::search;
 namespace sched = kopt::schedule;
 using json = nlohmann::json;
 using Clock = AgentProcess::Clock;
+using kopt::search::test::makeTask;
 
 namespace {
 
@@ -103,24 +105,6 @@ TEST(AgentProcess, MissingProgram) {
   EXPECT_EQ(p->stop(2000), "exited with status 127");
 }
 
-Task makeTask(int64_t m, int64_t n, int64_t k) {
-  Task t;
-  t.kernel = "matmul_0";
-  t.ops = "matmul";
-  t.workload.m = m;
-  t.workload.n = n;
-  t.workload.k = k;
-  t.workload.a = t.workload.b = t.workload.c = sched::DType::BF16;
-  t.workload.bKContiguous = true;
-  t.target = *sched::Target::forChip("sm_90a");
-  t.workloadKey = t.workload.key("sm_90a");
-  t.heuristic = sched::defaultSchedule(t.workload, t.target);
-  t.flops = 2 * m * n * k;
-  t.bytes = 2 * (m * k + k * n + m * n);
-  fillSpace(t);
-  return t;
-}
-
 /// An sh agent: answers hello, then every proposal with `reply`.
 std::string shAgent(const std::string &reply) {
   return "while read -r line; do case \"$line\" in "
@@ -136,7 +120,7 @@ struct TuneRun {
 };
 
 TuneRun tune(std::vector<Task> &tasks, const std::string &command,
-         int64_t budget, ExternalAgentOptions o = {}) {
+             int64_t budget, ExternalAgentOptions o = {}) {
   o.command = command;
   o.replyTimeoutMs = o.replyTimeoutMs == 120000 ? 5000 : o.replyTimeoutMs;
   ExternalAgentHost host(tasks, o);
@@ -164,10 +148,9 @@ TEST(ExternalAgent, PartialSchedulesOnTheDefault) {
   s4.stages = other[1];
   ASSERT_GE(t.indexOf(s3), 0);
   ASSERT_GE(t.indexOf(s4), 0);
-  std::string reply =
-      "{\"type\":\"schedules\",\"schedules\":[{\"stages\":" +
-      std::to_string(s3.stages) + "},{\"stages\":" + std::to_string(s4.stages) +
-      "}]}";
+  std::string reply = "{\"type\":\"schedules\",\"schedules\":[{\"stages\":" +
+                      std::to_string(s3.stages) +
+                      "},{\"stages\":" + std::to_string(s4.stages) + "}]}";
   TuneRun r = tune(tasks, shAgent(reply), 20);
   ASSERT_EQ(r.results.size(), 1u);
   // The heuristic, the two schedules, then the same reply again: duplicates
@@ -209,7 +192,8 @@ TEST(ExternalAgent, GivenUpAfterRestarts) {
 }
 
 TEST(ExternalAgent, TaskMessage) {
-  std::vector<Task> tasks = {makeTask(4096, 4096, 4096), makeTask(1, 4096, 4096)};
+  std::vector<Task> tasks = {makeTask(4096, 4096, 4096),
+                             makeTask(1, 4096, 4096)};
   ExternalAgentHost host(tasks, {});
   json big = host.taskMessage(0), gemv = host.taskMessage(1);
   EXPECT_EQ(big["type"], "task");

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SearchTestUtil.h"
 #include "kopt/Search/Agent.h"
 #include "kopt/Search/Measurer.h"
 #include "kopt/Search/Report.h"
@@ -21,31 +22,15 @@
 using namespace kopt::search;
 namespace sched = kopt::schedule;
 namespace fs = std::filesystem;
+using kopt::search::test::makeTask;
 
 namespace {
 
-Task makeTask(int64_t m, int64_t n, int64_t k, sched::DType dt) {
-  Task t;
-  t.kernel = "matmul_0";
-  t.ops = "matmul";
-  t.workload.m = m;
-  t.workload.n = n;
-  t.workload.k = k;
-  t.workload.a = t.workload.b = t.workload.c = dt;
-  t.workload.aKContiguous = true;
-  t.workload.bKContiguous = true;
-  t.target = *sched::Target::forChip("sm_90a");
-  t.workloadKey = t.workload.key("sm_90a");
-  t.heuristic = sched::defaultSchedule(t.workload, t.target);
-  t.flops = 2 * m * n * k;
-  fillSpace(t);
-  return t;
-}
-
 fs::path tempDir() {
-  fs::path d = fs::temp_directory_path() /
-               ("kopt-search-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path d =
+      fs::temp_directory_path() /
+      ("kopt-search-test-" + std::to_string(::getpid()) + "-" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -101,6 +86,13 @@ TEST(Agents, UnknownStrategyListsTheKnownOnes) {
 TEST(Agents, ProposeOnlyNewPointsOfTheSpace) {
   Task t = makeTask(2048, 1024, 512, sched::DType::F16);
   for (const std::string &name : strategyNames()) {
+    if (name == "external") {
+      // A program: makeAgent refuses it and says how to give one.
+      Expected<std::unique_ptr<Agent>> a = makeAgent(name, 7);
+      ASSERT_FALSE(a.ok());
+      EXPECT_NE(a.error().find("--agent-cmd"), std::string::npos) << a.error();
+      continue;
+    }
     Expected<std::unique_ptr<Agent>> a = makeAgent(name, 7);
     ASSERT_TRUE(a.ok()) << name;
     std::vector<Trial> history;
@@ -111,8 +103,8 @@ TEST(Agents, ProposeOnlyNewPointsOfTheSpace) {
       for (int64_t p : batch) {
         ASSERT_GE(p, 0) << name;
         ASSERT_LT(p, int64_t(t.space.size())) << name;
-        EXPECT_TRUE(seen.insert(p).second) << name << " proposed " << p
-                                           << " twice";
+        EXPECT_TRUE(seen.insert(p).second)
+            << name << " proposed " << p << " twice";
         Trial tr;
         tr.point = p;
         tr.record.status = "ok";
@@ -209,7 +201,8 @@ TEST(Tuner, ResumeContinuesWithoutRepeating) {
   EXPECT_EQ(all->size(), 40u);
   std::set<std::string> schedules;
   for (const TrialRecord &r : *all)
-    EXPECT_TRUE(schedules.insert(r.schedule).second) << "repeated " << r.schedule;
+    EXPECT_TRUE(schedules.insert(r.schedule).second)
+        << "repeated " << r.schedule;
   // Model records never become a compile's choice.
   Expected<std::optional<TrialRecord>> best =
       (*db)->best(t.workloadKey, "", "test");
@@ -317,10 +310,9 @@ TEST(Replay, MalformedLineNamesFileAndLine) {
 }
 
 TEST(Task, FromWorkloadKey) {
-  for (const char *key :
-       {"matmul/4097x4095x4093/bf16,bf16->bf16/ak,bk/sm_90a",
-        "matmul/512x1024x256/f32,f32->f32+tf32/ak,bn/sm_90a",
-        "matmul/1x14336x4096/f16,f16->f32/am,bk/sm_80"}) {
+  for (const char *key : {"matmul/4097x4095x4093/bf16,bf16->bf16/ak,bk/sm_90a",
+                          "matmul/512x1024x256/f32,f32->f32+tf32/ak,bn/sm_90a",
+                          "matmul/1x14336x4096/f16,f16->f32/am,bk/sm_80"}) {
     Expected<Task> t = taskFromWorkloadKey(key, "matmul+add");
     ASSERT_TRUE(t.ok()) << t.error();
     EXPECT_EQ(t->workloadKey, key);
@@ -328,24 +320,23 @@ TEST(Task, FromWorkloadKey) {
     EXPECT_EQ(t->flops, 2 * t->workload.m * t->workload.n * t->workload.k);
     EXPECT_FALSE(sched::validate(t->heuristic, t->workload, t->target));
   }
-  Expected<Task> tf32 =
-      taskFromWorkloadKey("matmul/512x1024x256/f32,f32->f32+tf32/ak,bn/sm_90a",
-                          "matmul");
+  Expected<Task> tf32 = taskFromWorkloadKey(
+      "matmul/512x1024x256/f32,f32->f32+tf32/ak,bn/sm_90a", "matmul");
   EXPECT_TRUE(tf32->workload.tf32);
   EXPECT_FALSE(tf32->workload.bKContiguous);
-  for (const char *bad :
-       {"", "conv/1x1x1/f32,f32->f32/ak,bk/sm_90a",
-        "matmul/1x1/f32,f32->f32/ak,bk/sm_90a",
-        "matmul/0x1x1/f32,f32->f32/ak,bk/sm_90a",
-        "matmul/1x1x1/f64,f32->f32/ak,bk/sm_90a",
-        "matmul/1x1x1/f32,f32->f32/ax,bk/sm_90a",
-        "matmul/1x1x1/f32,f32->f32/ak,bk/sm_70",
-        "matmul/01x1x1/f32,f32->f32/ak,bk/sm_90a",
-        "matmul/1x1x1/f32,f32->f32/ak,bk/sm_90a/extra"}) {
+  for (const char *bad : {"", "conv/1x1x1/f32,f32->f32/ak,bk/sm_90a",
+                          "matmul/1x1/f32,f32->f32/ak,bk/sm_90a",
+                          "matmul/0x1x1/f32,f32->f32/ak,bk/sm_90a",
+                          "matmul/1x1x1/f64,f32->f32/ak,bk/sm_90a",
+                          "matmul/1x1x1/f32,f32->f32/ax,bk/sm_90a",
+                          "matmul/1x1x1/f32,f32->f32/ak,bk/sm_70",
+                          "matmul/01x1x1/f32,f32->f32/ak,bk/sm_90a",
+                          "matmul/1x1x1/f32,f32->f32/ak,bk/sm_90a/extra"}) {
     Expected<Task> t = taskFromWorkloadKey(bad, "matmul");
     EXPECT_FALSE(t.ok()) << bad;
-    if (!t.ok())
+    if (!t.ok()) {
       EXPECT_NE(t.error().find("workload key"), std::string::npos) << t.error();
+    }
   }
 }
 
