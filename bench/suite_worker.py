@@ -46,6 +46,7 @@ class Worker(GpuWorker):
             res = mod.kernel_resources(k["name"])
             info.append({"name": k["name"], "op": ks.kernel_op_name(k), "class": k.get("class"),
                          "grid": k["grid"], "block": k["block"],
+                         "cluster": k.get("cluster", [1, 1, 1]),
                          "dynamic_shared_bytes": k.get("dynamic_shared_bytes", 0),
                          **{key: res[key] for key in ("registers", "local_bytes",
                                                       "static_shared_bytes")}})

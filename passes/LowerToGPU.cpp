@@ -192,7 +192,7 @@ LogicalResult KoptLowerToGPUPass::lowerFunction(func::FuncOp func,
         b.getStringAttr(stringifyKernelClass(*kind)),
         b.getI64IntegerAttr(kernel.getInputs().size()),
         b.getI64IntegerAttr(kernel.getResults().size()), kernel.getSourceAttr(),
-        /*schedule=*/ScheduleAttr());
+        /*schedule=*/ScheduleAttr(), /*cluster_size=*/DenseI32ArrayAttr());
   }
   for (Value mem : allocs)
     memref::DeallocOp::create(b, func.getLoc(), mem);

@@ -53,6 +53,11 @@ void completeLaunch(LaunchOp launch, const LaunchConfig &cfg,
   launch.getBlockZMutable().assign(c(cfg.block[2]));
   launch.getDynamicSharedMemorySizeMutable().assign(
       arith::ConstantIntOp::create(b, loc, cfg.dynamicSharedBytes, 32));
+  if (cfg.cluster != std::array<int64_t, 3>{1, 1, 1})
+    launch.setClusterSizeAttr(
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg.cluster[0]),
+                                static_cast<int32_t>(cfg.cluster[1]),
+                                static_cast<int32_t>(cfg.cluster[2])}));
   SmallVector<Value> extra;
   // A workspace (split-K), allocated per launch; the runtime zero-fills it
   // before first use (the manifest marks it).
@@ -153,6 +158,11 @@ void KoptTilePass::runOnOperation() {
         b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->block[0]),
                                 static_cast<int32_t>(cfg->block[1]),
                                 static_cast<int32_t>(cfg->block[2])}));
+    if (cfg->cluster != std::array<int64_t, 3>{1, 1, 1})
+      func.setKnownClusterSizeAttr(
+          b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg->cluster[0]),
+                                  static_cast<int32_t>(cfg->cluster[1]),
+                                  static_cast<int32_t>(cfg->cluster[2])}));
     for (LaunchOp launch : launches.lookup(func))
       completeLaunch(launch, *cfg, schedule);
   }

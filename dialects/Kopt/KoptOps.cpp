@@ -9,6 +9,7 @@
 #include "kopt/Dialect/Kopt/KoptDialect.h"
 #include "kopt/Manifest/Manifest.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -578,6 +579,24 @@ LogicalResult LaunchOp::verify() {
            << getNumInputs() << ") + num_outputs (" << getNumOutputs() << ")";
   if (!manifest::parseKernelClass(getKernelClass()))
     return emitOpError("unknown kernel_class '") << getKernelClass() << "'";
+  if (std::optional<ArrayRef<int32_t>> cluster = getClusterSize()) {
+    // CUDA C++ Programming Guide, "Thread Block Clusters": at most 8 blocks
+    // (the portable size), and the grid a multiple of the cluster.
+    int64_t blocks = 1;
+    for (int32_t d : *cluster)
+      blocks *= d;
+    if (cluster->size() != 3 ||
+        llvm::any_of(*cluster, [](int32_t d) { return d < 1; }) || blocks > 8)
+      return emitOpError("cluster_size must be 3 positive sizes (x, y, z) "
+                         "of at most 8 blocks in all");
+    for (auto [i, g] : llvm::enumerate(getGridSizes()))
+      if (std::optional<int64_t> c = getConstantIntValue(g);
+          c && *c % (*cluster)[i] != 0)
+        return emitOpError("grid size ")
+               << *c << " along "
+               << "xyz"[i] << " is not a multiple of the cluster size "
+               << (*cluster)[i];
+  }
   return success();
 }
 

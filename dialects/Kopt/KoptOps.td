@@ -354,8 +354,10 @@ def Kopt_LaunchOp : Kopt_Op<"launch", [
     launch manifest (lib/Target/ManifestFromModule.cpp) is written from these
     ops: `kernel_class` (a kernel class of docs/manifest.md), `num_inputs` and
     `num_outputs` (the first `args` are the kernel's inputs, then its outputs,
-    then workspace and tensor maps), `source` (the kopt op or ops it computes)
-    and `schedule` (the checked schedule of a matmul kernel).
+    then workspace and tensor maps), `source` (the kopt op or ops it computes),
+    `schedule` (the checked schedule of a matmul kernel) and `cluster_size`
+    (blocks per thread-block cluster, x, y, z, at most 8 in all, dividing the
+    grid: the kernel's compile-time cluster shape; absent: no cluster).
 
     `kernel` names a kernel `gpu.func` of a `gpu.module`, or a `gpu.binary`
     after `gpu-module-to-binary`; the argument types must be the kernel's
@@ -374,7 +376,8 @@ def Kopt_LaunchOp : Kopt_Op<"launch", [
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$num_inputs,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$num_outputs,
                        OptionalAttr<DictionaryAttr>:$source,
-                       OptionalAttr<Kopt_ScheduleAttr>:$schedule);
+                       OptionalAttr<Kopt_ScheduleAttr>:$schedule,
+                       OptionalAttr<DenseI32ArrayAttr>:$cluster_size);
   let assemblyFormat = [{
     $kernel `blocks` `in` ` ` `(` $grid_x `,` $grid_y `,` $grid_z `)`
     `threads` `in` ` ` `(` $block_x `,` $block_y `,` $block_z `)`

@@ -27,11 +27,28 @@
 // further on, ...), recomputing fused values and reloading inputs in each
 // loop (from L2 after the first).
 //
+// A row that 1024 threads cannot hold in registers, or a few long rows that
+// would leave most SMs idle (decode: vocabulary softmax at M = 1-64), splits
+// across a thread-block cluster of S = 2, 4 or 8 blocks (sm_90; 8 is the
+// portable maximum, CUDA C++ Programming Guide, "Thread Block Clusters"):
+// block k of the cluster takes row lanes k T .. k T + T - 1, so the row has
+// S T lanes and the chunks above stride by S T V. S doubles from 1 until the
+// row fits in registers and, while the grid has fewer blocks than the GPU has
+// SMs, until each lane has one chunk. The cluster shape is fixed at compile
+// time (known_cluster_size, PTX .reqnctapercluster), so a plain launch of
+// S * rows blocks works.
+//
 // A reduction combines its payload's per-thread partials with the payload's
 // combiner through a shuffle tree over the row's lanes (xor T/2 .. 1, T <= 32),
 // or a warp tree then shared memory across the row's warps (T > 32); every
-// thread of the row ends with the row's value. B payloads run redundantly in
-// every thread. Rows past the last one (rows not a multiple of R) compute on
+// thread of the row ends with the row's value. In a cluster, thread 0 of
+// each block then writes its block's value into slot k (its cluster rank) of
+// every block's shared memory (st.shared::cluster through mapa), a cluster
+// barrier (arrive.release / wait.acquire) makes the S values visible, and
+// every thread combines slots 0 .. S-1 in that order, so all blocks hold the
+// same row value; each reduction has its own slots, so no block overwrites a
+// slot another block has yet to read. B payloads run redundantly in every
+// thread. Rows past the last one (rows not a multiple of R) compute on
 // the last row and store nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +56,9 @@
 #include "Common.h"
 
 #include "kopt/Transforms/KernelBuilders.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -53,9 +73,15 @@ static constexpr int64_t kBlockThreads = 256;
 /// Blocks below which the plan puts fewer rows in a block: two per SM of an
 /// H200 (132 SMs).
 static constexpr int64_t kMinBlocks = 2 * 132;
+/// SMs of an H200: below this many blocks, decode rows split across clusters.
+static constexpr int64_t kSMs = 132;
+/// The largest portable thread-block cluster (CUDA C++ Programming Guide,
+/// "Thread Block Clusters").
+static constexpr int64_t kMaxClusterSize = 8;
 /// Elements a thread keeps in registers per row value when the row fits.
 static constexpr int64_t kCachedElements = 32;
-static_assert(kMaxThreadsPerRow * kCachedElements == kMaxRegisterRow,
+static_assert(kMaxClusterSize * kMaxThreadsPerRow * kCachedElements ==
+                  kMaxRegisterRow,
               "kopt-fuse's limit for fused producers is the register row");
 
 namespace {
@@ -65,6 +91,9 @@ struct RowPlan {
   int64_t rowsPerBlock = 1;  // R
   int64_t chunks = 1;        // C: accesses per thread per row value
   bool cached = true;        // the row lives in registers (else: loops)
+  int64_t clusterSize = 1;   // S: blocks of a cluster that share a row
+  /// Lanes over a row: S T.
+  int64_t rowLanes() const { return clusterSize * threadsPerRow; }
 };
 } // namespace
 
@@ -89,10 +118,24 @@ static RowPlan planRow(int64_t rows, int64_t n, int64_t vec) {
   // Still too few blocks with a row per block (decode: M = 1-64 rows): more
   // threads per row, fewer chunks each, so the row's loads spread over more
   // of the GPU.
-  while (p.rowsPerBlock == 1 && rows < kMinBlocks && p.cached &&
-         p.chunks > 1 && p.threadsPerRow < kMaxThreadsPerRow) {
+  while (p.rowsPerBlock == 1 && rows < kMinBlocks && p.cached && p.chunks > 1 &&
+         p.threadsPerRow < kMaxThreadsPerRow) {
     p.threadsPerRow *= 2;
     p.chunks = llvm::divideCeil(vectors, p.threadsPerRow);
+  }
+  // A row per block of 1024 threads that still does not fit in registers, or
+  // that leaves SMs idle: split it across a cluster.
+  if (p.rowsPerBlock == 1 && p.threadsPerRow == kMaxThreadsPerRow) {
+    auto chunksAt = [&](int64_t s) {
+      return llvm::divideCeil(vectors, s * kMaxThreadsPerRow);
+    };
+    int64_t s = 1;
+    while (s < kMaxClusterSize &&
+           (chunksAt(s) > maxChunks || (rows * s < kSMs && chunksAt(s) > 1)))
+      s *= 2;
+    p.clusterSize = s;
+    p.chunks = chunksAt(s);
+    p.cached = p.chunks <= maxChunks;
   }
   return p;
 }
@@ -162,6 +205,8 @@ private:
   /// The indices of the element at `column` of this thread's row.
   SmallVector<Value> rowElement(Value column) const;
   Value rowReduce(Operation *comb, Value v, Value identity);
+  /// Combines the blocks' values `v` of the row across the cluster.
+  Value clusterReduce(Operation *comb, Value v);
   /// Stores `v` at `indices` of `mem` where `cond` holds (null: always).
   void storeIf(Value cond, ValueRange values, Value mem, ValueRange indices);
   Value andOf(Value x, Value y);
@@ -179,7 +224,12 @@ private:
   SmallVector<int64_t> shape; // the full iteration domain [rows..., n]
   RowPlan plan;
   int64_t vec = 1; // columns per access (16-byte accesses when possible)
-  Value lane, laneInRow, rowInBlock, smem;
+  Value lane, rowInBlock, smem;
+  Value laneInRow;   // the thread's lane over the row (0 .. S T - 1)
+  Value blockLane;   // the thread's lane among the row's threads of its block
+  Value clusterRank; // the block's rank in its cluster (S > 1)
+  Value slots;       // shared f32 slots of the cluster reductions (S > 1)
+  int64_t clusterReductions = 0;  // cluster reductions built so far
   Value rowValid;                 // i1: this thread's row exists (or null)
   Value firstColumn;              // laneInRow * vec
   SmallVector<Value> rowIdx;      // this thread's row, per leading dim
@@ -296,9 +346,9 @@ FailureOr<SmallVector<Value>> RowKernelBuilder::overChunks(
     }
     return carried;
   }
-  auto loop = scf::ForOp::create(
-      b, loc, firstColumn, indexConst(b, loc, shape.back()),
-      indexConst(b, loc, plan.threadsPerRow * vec), init);
+  auto loop =
+      scf::ForOp::create(b, loc, firstColumn, indexConst(b, loc, shape.back()),
+                         indexConst(b, loc, plan.rowLanes() * vec), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Chunk c;
@@ -328,8 +378,10 @@ Value RowKernelBuilder::rowReduce(Operation *comb, Value v, Value identity) {
         static_cast<int32_t>(width));
   };
   int64_t t = plan.threadsPerRow;
-  if (t <= kWarpSize)
+  if (t <= kWarpSize) {
+    assert(plan.clusterSize == 1 && "clusters have 1024 threads per block");
     return t == 1 ? v : shuffleTree(v, t);
+  }
   v = shuffleTree(v, kWarpSize);
   // Lane 0 of every warp of the row publishes its warp's value in the row's
   // slots; then every warp reduces its row's published values, so that all
@@ -340,23 +392,69 @@ Value RowKernelBuilder::rowReduce(Operation *comb, Value v, Value identity) {
     base = arith::MulIOp::create(b, loc, rowInBlock,
                                  indexConst(b, loc, warpsPerRow));
   Value warp =
-      arith::DivUIOp::create(b, loc, laneInRow, indexConst(b, loc, kWarpSize));
+      arith::DivUIOp::create(b, loc, blockLane, indexConst(b, loc, kWarpSize));
   Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                         indexConst(b, loc, 0));
-  storeIf(isLane0, v, smem, arith::AddIOp::create(b, loc, base, warp)
-                                .getResult());
+  storeIf(isLane0, v, smem,
+          arith::AddIOp::create(b, loc, base, warp).getResult());
   gpu::BarrierOp::create(b, loc);
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
                                         indexConst(b, loc, warpsPerRow));
   Value slot = arith::AddIOp::create(
       b, loc, base,
-      arith::MinUIOp::create(b, loc, lane, indexConst(b, loc, warpsPerRow - 1)));
+      arith::MinUIOp::create(b, loc, lane,
+                             indexConst(b, loc, warpsPerRow - 1)));
   Value published = memref::LoadOp::create(b, loc, smem, slot);
   Value x = arith::SelectOp::create(b, loc, inRange, published, identity);
   Value r = shuffleTree(x, kWarpSize);
   // The next reduction reuses the buffer.
   gpu::BarrierOp::create(b, loc);
-  return r;
+  return plan.clusterSize > 1 ? clusterReduce(comb, r) : r;
+}
+
+Value RowKernelBuilder::clusterReduce(Operation *comb, Value v) {
+  int64_t s = plan.clusterSize;
+  int64_t base = clusterReductions++ * s;
+  // The first remote store waits for the arrive at the kernel's start: every
+  // block of the cluster has started, its shared memory exists.
+  if (base == 0)
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  Value isThread0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadIdX(b, loc),
+                            indexConst(b, loc, 0));
+  {
+    auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto i32 = b.getI32Type();
+    auto i64 = b.getI64Type();
+    Value slot =
+        arith::AddIOp::create(b, loc, clusterRank, indexConst(b, loc, base));
+    Value addr = arith::AddIOp::create(
+        b, loc,
+        arith::IndexCastUIOp::create(
+            b, loc, i64,
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, slots)),
+        arith::MulIOp::create(
+            b, loc, arith::IndexCastUIOp::create(b, loc, i64, slot),
+            arith::ConstantIntOp::create(b, loc, i64, 4).getResult()));
+    Value local = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+    auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    for (int64_t k = 0; k < s; ++k) {
+      Value remote = NVVM::MapaOp::create(
+          b, loc, ptr7, local, arith::ConstantIntOp::create(b, loc, i32, k));
+      LLVM::StoreOp::create(b, loc, v, remote);
+    }
+  }
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  Value acc = memref::LoadOp::create(b, loc, slots, indexConst(b, loc, base));
+  for (int64_t k = 1; k < s; ++k)
+    acc = combine(
+        b, loc, comb, acc,
+        memref::LoadOp::create(b, loc, slots, indexConst(b, loc, base + k)));
+  return acc;
 }
 
 void RowKernelBuilder::storeIf(Value cond, ValueRange values, Value mem,
@@ -382,7 +480,7 @@ LogicalResult RowKernelBuilder::buildReduction(linalg::GenericOp g) {
   if (!init)
     return g.emitOpError("reduction accumulator must be initialised by a "
                          "linalg.fill of a constant");
-  if (plan.threadsPerRow > kWarpSize && !init.getType().isF32())
+  if (plan.rowLanes() > kWarpSize && !init.getType().isF32())
     return g.emitOpError("row reductions across warps need an f32 "
                          "accumulator");
   FailureOr<SmallVector<Value>> partial = overChunks(
@@ -501,16 +599,18 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
   }
   vec = vectorizable && !types.empty() ? vectorWidth(types, n) : 1;
   plan = planRow(rows, n, vec);
-  int64_t t = plan.threadsPerRow, r = plan.rowsPerBlock;
+  int64_t t = plan.threadsPerRow, r = plan.rowsPerBlock, s = plan.clusterSize;
 
   int64_t blocks = llvm::divideCeil(rows, r);
-  if (blocks > kMaxGridX)
+  if (blocks > kMaxGridX / s)
     return kernel.emitOpError("has ")
-           << rows << " rows, more than " << r << " rows per block in a "
-           << "grid's " << kMaxGridX << " blocks allow";
+           << rows << " rows, more than " << r << " rows per block"
+           << (s > 1 ? " and " + std::to_string(s) + " blocks per row" : "")
+           << " in a grid's " << kMaxGridX << " blocks allow";
   LaunchConfig cfg;
-  cfg.grid = {blocks, 1, 1};
+  cfg.grid = {blocks * s, 1, 1};
   cfg.block = {t * r, 1, 1};
+  cfg.cluster = {s, 1, 1};
 
   if (t > kWarpSize) {
     auto smemType = MemRefType::get(
@@ -519,12 +619,33 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
                                    gpu::AddressSpace::Workgroup));
     smem = func.addWorkgroupAttribution(smemType, loc);
   }
+  if (s > 1) {
+    int64_t reductions = llvm::count_if(
+        gs, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; });
+    auto slotsType = MemRefType::get(
+        {reductions * s}, b.getF32Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    slots = func.addWorkgroupAttribution(slotsType, loc);
+  }
   Value tid = threadIdX(b, loc);
   lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, kWarpSize));
   Value row = blockIdX(b, loc);
-  laneInRow = tid;
+  laneInRow = blockLane = tid;
+  if (s > 1) {
+    // Block k of a cluster has rank k (clusters of S consecutive blocks along
+    // x); the cluster is the row. The arrive pairs with the wait before the
+    // first remote store (clusterReduce).
+    clusterRank = arith::RemUIOp::create(b, loc, row, indexConst(b, loc, s));
+    row = arith::DivUIOp::create(b, loc, row, indexConst(b, loc, s));
+    laneInRow = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, clusterRank, indexConst(b, loc, t)), tid);
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, b.getUnitAttr());
+  }
   if (r > 1) {
-    laneInRow = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, t));
+    laneInRow = blockLane =
+        arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, t));
     rowInBlock = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, t));
     row = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, row, indexConst(b, loc, r)),
@@ -535,13 +656,13 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
       row = arith::MinUIOp::create(b, loc, row, indexConst(b, loc, rows - 1));
     }
   }
-  firstColumn =
-      vec == 1 ? laneInRow
-               : arith::MulIOp::create(b, loc, laneInRow, indexConst(b, loc, vec))
-                     .getResult();
+  firstColumn = vec == 1 ? laneInRow
+                         : arith::MulIOp::create(b, loc, laneInRow,
+                                                 indexConst(b, loc, vec))
+                               .getResult();
   rowIdx = delinearize(b, loc, row, rowShape);
   if (plan.cached) {
-    int64_t stride = t * vec;
+    int64_t stride = plan.rowLanes() * vec;
     for (int64_t i = 0; i < plan.chunks; ++i) {
       Chunk &c = chunks.emplace_back();
       c.column = i == 0 ? firstColumn

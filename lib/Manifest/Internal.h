@@ -43,6 +43,10 @@ inline std::string describe(const TensorSpec &t) {
 inline constexpr std::array<int64_t, 3> kGridLimits{(int64_t(1) << 31) - 1,
                                                     65535, 65535};
 inline constexpr std::array<int64_t, 3> kBlockLimits{1024, 1024, 64};
+/// Blocks per cluster along x, y, z; at most 8 in all (the portable size:
+/// CUDA C++ Programming Guide, "Thread Block Clusters").
+inline constexpr std::array<int64_t, 3> kClusterLimits{8, 8, 8};
+inline constexpr int64_t kMaxClusterBlocks = 8;
 
 /// A launch dimension `value` out of [1, limit] at `at`.
 inline Status checkDim(const std::string &at, int64_t value, int64_t limit) {

@@ -504,6 +504,14 @@ public:
     if (!block.ok())
       return block.status();
     k.block = *block;
+    // cluster: optional (absent = {1, 1, 1}).
+    if (v.contains("cluster")) {
+      Expected<std::array<uint32_t, 3>> cluster =
+          getDims(v, at, "cluster", kClusterLimits);
+      if (!cluster.ok())
+        return cluster.status();
+      k.cluster = *cluster;
+    }
 
     Expected<int64_t> smem = getInt(v, at, "dynamic_shared_bytes");
     if (!smem.ok())

@@ -307,6 +307,24 @@ Status validateKernel(const KernelSpec &kernel, const std::string &where) {
     KOPT_RETURN_IF_ERROR(
         checkDim(where + ".block" + index, kernel.block[i], kBlockLimits[i]));
   }
+  uint64_t clusterBlocks = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    std::string index = "[" + std::to_string(i) + "]";
+    KOPT_RETURN_IF_ERROR(checkDim(where + ".cluster" + index, kernel.cluster[i],
+                                  kClusterLimits[i]));
+    clusterBlocks *= kernel.cluster[i];
+  }
+  if (clusterBlocks > uint64_t(kMaxClusterBlocks))
+    return fail(where + ".cluster", std::to_string(clusterBlocks) +
+                                        " blocks per cluster (at most " +
+                                        std::to_string(kMaxClusterBlocks) +
+                                        ")");
+  for (size_t i = 0; i < 3; ++i)
+    if (kernel.grid[i] % kernel.cluster[i] != 0)
+      return fail(where + ".grid[" + std::to_string(i) + "]",
+                  std::to_string(kernel.grid[i]) +
+                      " blocks, not a multiple of the cluster's " +
+                      std::to_string(kernel.cluster[i]));
   uint64_t threads =
       uint64_t(kernel.block[0]) * kernel.block[1] * kernel.block[2];
   if (threads > 1024)

@@ -98,6 +98,8 @@ ojson kernelJson(const KernelSpec &k) {
   }
   j["grid"] = k.grid;
   j["block"] = k.block;
+  if (k.cluster != std::array<uint32_t, 3>{1, 1, 1})
+    j["cluster"] = k.cluster;
   j["dynamic_shared_bytes"] = k.dynamicSharedBytes;
   if (k.schedule) {
     ojson s = ojson::parse(k.schedule->json, nullptr,

@@ -316,6 +316,9 @@ kernelFromLaunch(kopt::LaunchOp launch, size_t index,
     return failure();
   kernel.grid = *grid;
   kernel.block = *block;
+  if (std::optional<ArrayRef<int32_t>> cluster = launch.getClusterSize())
+    for (size_t i = 0; i < 3; ++i)
+      kernel.cluster[i] = static_cast<uint32_t>((*cluster)[i]);
   {
     std::optional<int64_t> c =
         getConstantIntValue(launch.getDynamicSharedMemorySize());

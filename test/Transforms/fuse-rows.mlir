@@ -103,15 +103,29 @@ func.func @other_shapes(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %one: tensor<f32
 
 // -----
 
-// A producer of a row longer than the row kernel keeps in registers (32768
-// columns) stays apart: the row kernel would loop over the row and recompute
-// it in every loop. A consumer still joins (it runs once, in the output loop).
+// A producer of a row longer than the row kernel keeps in registers (262144
+// columns: a cluster of 8 blocks of 1024 threads of 32 elements) stays apart:
+// the row kernel would loop over the row and recompute it in every loop. A
+// consumer still joins (it runs once, in the output loop).
 // CHECK-LABEL: func.func @long_rows(
 // CHECK:         %[[D:.*]] = kopt.kernel "div_0" ins
 // CHECK:         kopt.kernel "softmax_cast_0" ins(%[[D]] :
-func.func @long_rows(%x: tensor<16x128256xf32>, %t: tensor<f32>) -> tensor<16x128256xbf16> {
-  %z = kopt.div %x, %t : tensor<16x128256xf32>, tensor<f32> -> tensor<16x128256xf32>
-  %p = kopt.softmax %z : tensor<16x128256xf32>
-  %c = kopt.cast %p : tensor<16x128256xf32> to tensor<16x128256xbf16>
-  return %c : tensor<16x128256xbf16>
+func.func @long_rows(%x: tensor<16x262152xf32>, %t: tensor<f32>) -> tensor<16x262152xbf16> {
+  %z = kopt.div %x, %t : tensor<16x262152xf32>, tensor<f32> -> tensor<16x262152xf32>
+  %p = kopt.softmax %z : tensor<16x262152xf32>
+  %c = kopt.cast %p : tensor<16x262152xf32> to tensor<16x262152xbf16>
+  return %c : tensor<16x262152xbf16>
+}
+
+// -----
+
+// A vocabulary row (Llama-3's 128256 columns, sampling at temperature t) fits
+// in the registers of a cluster: the division joins the softmax's kernel.
+// CHECK-LABEL: func.func @vocab_rows(
+// CHECK:         kopt.kernel "div_softmax_0" ins
+// CHECK-NOT:     kopt.kernel
+func.func @vocab_rows(%x: tensor<64x128256xf32>, %t: tensor<f32>) -> tensor<64x128256xf32> {
+  %z = kopt.div %x, %t : tensor<64x128256xf32>, tensor<f32> -> tensor<64x128256xf32>
+  %p = kopt.softmax %z : tensor<64x128256xf32>
+  return %p : tensor<64x128256xf32>
 }

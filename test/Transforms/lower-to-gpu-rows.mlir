@@ -3,7 +3,8 @@
 // when they fit (each input loaded once), loops over longer rows, shuffle trees
 // over a row's lanes, shared memory across a row's warps, a last chunk clamped
 // inside the row, rows past the end computed on the last row and not stored, and
-// row ops fused with elementwise ops (several outputs).
+// row ops fused with elementwise ops (several outputs), long rows split across
+// a thread-block cluster (remote stores of each block's value, cluster barriers).
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile | FileCheck %s
 // The output verifies and re-parses.
 // RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile | kopt-opt -split-input-file -o /dev/null
@@ -14,28 +15,38 @@
 // Index constants print as %c<value> or %c<value>_<n>; {{C}}-style patterns below
 // match either.
 
-// A row too long for registers (128256 f32 columns): 1024 threads per row (the
-// maximum), one block per row; each reduction and the output loop over the row.
+// A row too long even for the registers of a cluster (1048576 f32 columns, more
+// than 8 blocks x 1024 threads x 32): each row splits across a cluster of 8
+// blocks of 1024 threads (32 blocks for 4 rows), and each reduction and the
+// output loop over the row with a stride of 8 x 1024 lanes.
 // CHECK-LABEL: func.func @softmax(
-// CHECK-SAME:    %[[X:[^:]*]]: memref<64x128256xf32>, %[[OUT:[^:]*]]: memref<64x128256xf32>)
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x1048576xf32>, %[[OUT:[^:]*]]: memref<4x1048576xf32>)
 // CHECK:         kopt.launch @kopt_kernels::@softmax_0
-// CHECK-SAME:      blocks in (%c64{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      blocks in (%c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c1024{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
-// CHECK-SAME:      args(%[[X]], %[[OUT]] : memref<64x128256xf32>, memref<64x128256xf32>)
-// CHECK-SAME:      kernel_class = "row", num_inputs = 1 : i64
-// One f32 slot per warp in workgroup memory.
-// CHECK:       gpu.func @softmax_0(%[[IN:.*]]: memref<64x128256xf32>, %[[O:.*]]: memref<64x128256xf32>)
-// CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
+// CHECK-SAME:      args(%[[X]], %[[OUT]] : memref<4x1048576xf32>, memref<4x1048576xf32>)
+// CHECK-SAME:      cluster_size = array<i32: 8, 1, 1>, kernel_class = "row", num_inputs = 1 : i64
+// One f32 slot per warp in workgroup memory, and 8 cluster slots per reduction.
+// CHECK:       gpu.func @softmax_0(%[[IN:.*]]: memref<4x1048576xf32>, %[[O:.*]]: memref<4x1048576xf32>)
+// CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<32xf32, #gpu.address_space<workgroup>>, %[[SLOTS:.*]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 1024, 1, 1>, known_cluster_size = array<i32: 8, 1, 1>}
 // CHECK:         %[[TID:.*]] = gpu.thread_id x
-// CHECK:         %[[ROW:.*]] = gpu.block_id x
-// 16-byte accesses: 4 f32 columns per thread per step, thread t starts at column
-// 4t and steps by 4 * 1024.
-// CHECK:         %[[FIRST:.*]] = arith.muli %[[TID]], %c4{{(_[0-9]+)?}} : index
-// Reduction 1: the row max, each thread over columns [4t, 4t + 4), then 4096 on, ...
+// The block's rank in its cluster and the row (the cluster); the thread's lane
+// over the row is rank * 1024 + t.
+// CHECK:         %[[BID:.*]] = gpu.block_id x
+// CHECK:         %[[RANK:.*]] = arith.remui %[[BID]], %c8{{(_[0-9]+)?}} : index
+// CHECK:         %[[ROW:.*]] = arith.divui %[[BID]], %c8{{(_[0-9]+)?}} : index
+// CHECK:         %[[RL:.*]] = arith.muli %[[RANK]], %c1024{{(_[0-9]+)?}} : index
+// CHECK-NEXT:    %[[LANE:.*]] = arith.addi %[[RL]], %[[TID]] : index
+// Every block of the cluster has started before the first remote store.
+// CHECK-NEXT:    nvvm.cluster.arrive.relaxed {aligned}
+// 16-byte accesses: 4 f32 columns per lane per step, lane l starts at column 4l
+// and steps by 4 * 8 * 1024.
+// CHECK:         %[[FIRST:.*]] = arith.muli %[[LANE]], %c4{{(_[0-9]+)?}} : index
+// Reduction 1: the row max, each thread over columns [4l, 4l + 4), then 32768 on, ...
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         %[[PMAX:.*]] = scf.for %[[J:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
-// CHECK-NEXT:      %[[V:.*]] = vector.load %[[IN]][%[[ROW]], %[[J]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
+// CHECK:         %[[PMAX:.*]] = scf.for %[[J:.*]] = %[[FIRST]] to %c1048576{{(_[0-9]+)?}} step %c32768{{(_[0-9]+)?}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
+// CHECK-NEXT:      %[[V:.*]] = vector.load %[[IN]][%[[ROW]], %[[J]]] {alignment = 16 : i64} : memref<4x1048576xf32>, vector<4xf32>
 // CHECK-NEXT:      %[[V0:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
 // CHECK-NEXT:      %[[V1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
 // CHECK-NEXT:      vector.extract %[[V]][2]
@@ -58,34 +69,87 @@
 // CHECK-NEXT:      memref.store %[[WMAX]], %[[SMEM]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    gpu.barrier
-// ... and every warp reduces the 32 published values (identity for missing warps).
+// ... every warp reduces the 32 published values (identity for missing warps) ...
 // CHECK:         %[[PUB:.*]] = memref.load %[[SMEM]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    %[[SEL:.*]] = arith.select %{{.*}}, %[[PUB]], %[[NINF]] : f32
 // CHECK-NEXT:    %c16_i32{{.*}} = arith.constant 16 : i32
 // CHECK-NEXT:    %c32_i32{{.*}} = arith.constant 32 : i32
 // CHECK-NEXT:    gpu.shuffle xor %[[SEL]]
 // CHECK:         %[[T1:.*]], %{{.*}} = gpu.shuffle xor %[[T2:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-// CHECK-NEXT:    %[[RMAX:.*]] = arith.maximumf %[[T2]], %[[T1]] : f32
+// CHECK-NEXT:    %[[BMAX:.*]] = arith.maximumf %[[T2]], %[[T1]] : f32
 // CHECK-NEXT:    gpu.barrier
-// Reduction 2: the sum of exp(x - max), with the same tree.
-// CHECK:         scf.for %{{.*}} = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
-// CHECK:           arith.subf %{{.*}}, %[[RMAX]] : f32
+// ... and across the cluster: thread 0 stores the block's max into slot `rank` of
+// all 8 blocks (slots 0-7: the first reduction's) ...
+// CHECK-NEXT:    nvvm.cluster.wait {aligned}
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           %[[SLOT:.*]] = arith.addi %[[RANK]], %c0{{(_[0-9]+)?}} : index
+// CHECK:           %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[SLOTS]]
+// CHECK:           %[[LOCAL:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK:           %[[R0:.*]] = nvvm.mapa %[[LOCAL]], %c0_i32{{(_[0-9]+)?}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT:      llvm.store %[[BMAX]], %[[R0]] : f32, !llvm.ptr<7>
+// CHECK-COUNT-7:   llvm.store %[[BMAX]], %{{.*}} : f32, !llvm.ptr<7>
+// CHECK-NEXT:    }
+// ... a cluster barrier publishes them, and every thread combines them in rank order.
+// CHECK-NEXT:    nvvm.cluster.arrive {aligned}
+// CHECK-NEXT:    nvvm.cluster.wait {aligned}
+// CHECK:         %[[C0:.*]] = memref.load %[[SLOTS]][%c0{{(_[0-9]+)?}}]
+// CHECK:         %[[C1:.*]] = memref.load %[[SLOTS]][%c1{{(_[0-9]+)?}}]
+// CHECK-NEXT:    %[[CM1:.*]] = arith.maximumf %[[C0]], %[[C1]] : f32
+// CHECK-COUNT-6: arith.maximumf
+// CHECK-NOT:     nvvm.cluster
+// Reduction 2: the sum of exp(x - max), with the same trees; slots 8-15.
+// CHECK:         scf.for %{{.*}} = %[[FIRST]] to %c1048576{{(_[0-9]+)?}} step %c32768{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:           arith.subf
 // CHECK-NEXT:      math.exp
 // CHECK-NEXT:      arith.addf
 // CHECK:         gpu.shuffle xor
 // CHECK:         gpu.barrier
 // CHECK:         gpu.barrier
-// The output loop: exp(x - max) * (1 / sum), stored.
-// CHECK:         scf.for %[[J2:.*]] = %[[FIRST]] to %c128256{{(_[0-9]+)?}} step %c4096{{(_[0-9]+)?}} {
+// CHECK-NOT:     nvvm.cluster.wait
+// CHECK:         nvvm.mapa
+// CHECK:         nvvm.cluster.arrive {aligned}
+// CHECK-NEXT:    nvvm.cluster.wait {aligned}
+// CHECK:         memref.load %[[SLOTS]][%c8{{(_[0-9]+)?}}]
+// CHECK:         memref.load %[[SLOTS]][%c15{{(_[0-9]+)?}}]
+// The output loop: exp(x - max) * (1 / sum), stored; no cluster access after the
+// last barrier (a block may exit).
+// CHECK:         scf.for %[[J2:.*]] = %[[FIRST]] to %c1048576{{(_[0-9]+)?}} step %c32768{{(_[0-9]+)?}} {
 // CHECK-NEXT:      vector.load %[[IN]][%[[ROW]], %[[J2]]]
 // CHECK-COUNT-4:   arith.mulf
 // CHECK:           vector.from_elements
-// CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] {alignment = 16 : i64} : memref<64x128256xf32>, vector<4xf32>
+// CHECK-NEXT:      vector.store %{{.*}}, %[[O]][%[[ROW]], %[[J2]]] {alignment = 16 : i64} : memref<4x1048576xf32>, vector<4xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    gpu.return
-func.func @softmax(%x: tensor<64x128256xf32>) -> tensor<64x128256xf32> {
-  %0 = kopt.softmax %x : tensor<64x128256xf32>
-  return %0 : tensor<64x128256xf32>
+func.func @softmax(%x: tensor<4x1048576xf32>) -> tensor<4x1048576xf32> {
+  %0 = kopt.softmax %x : tensor<4x1048576xf32>
+  return %0 : tensor<4x1048576xf32>
+}
+
+// -----
+
+// Qwen3's vocabulary softmax at decode (16 rows of 151936 bf16): a row per
+// cluster of 8 blocks (128 blocks, one per SM), 3 chunks of 8 columns per
+// thread, held in registers: x is loaded once, the last chunk is clamped
+// inside the row.
+// CHECK-LABEL: func.func @vocab_softmax(
+// CHECK:         kopt.launch @kopt_kernels::@softmax_0
+// CHECK-SAME:      blocks in (%c128{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      threads in (%c1024{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      cluster_size = array<i32: 8, 1, 1>
+// CHECK:       gpu.func @softmax_0(%[[IN:.*]]: memref<16x151936xbf16>, %{{.*}}: memref<16x151936xbf16>)
+// CHECK-SAME:    known_cluster_size = array<i32: 8, 1, 1>
+// CHECK-COUNT-3: vector.load %[[IN]]
+// CHECK-NOT:     vector.load %[[IN]]
+// CHECK-NOT:     scf.for
+// CHECK:         nvvm.cluster.arrive {aligned}
+// CHECK:         nvvm.cluster.arrive {aligned}
+// CHECK-NOT:     nvvm.cluster.arrive
+// CHECK-COUNT-3: vector.store %{{.*}} : memref<16x151936xbf16>, vector<8xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.return
+func.func @vocab_softmax(%x: tensor<16x151936xbf16>) -> tensor<16x151936xbf16> {
+  %0 = kopt.softmax %x : tensor<16x151936xbf16>
+  return %0 : tensor<16x151936xbf16>
 }
 
 // -----

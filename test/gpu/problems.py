@@ -450,7 +450,8 @@ def row_chains():
     (8 experts), rows sharing a warp (head_dim 128), a last chunk past the row's end
     and rows not a multiple of the rows per block (1000 x 1600), width 1, a row too
     long for registers (loops) with a fused consumer; add + RMSNorm with both
-    results, scale + mask + softmax, softmax then a cast, add + LayerNorm."""
+    results, scale + mask + softmax, softmax then a cast, add + LayerNorm; rows split
+    across a thread-block cluster, in registers and in loops."""
     t = ttype
     out = []
 
@@ -490,6 +491,23 @@ def row_chains():
        [("%y", x)],
        [f"%s = kopt.add %x, %res : {x}, {x} -> {x}",
         f"%y = kopt.layernorm %s weight(%w : {w}) bias(%b : {w}) eps = 1.0e-12 : {x}"])
+    # Rows split across a thread-block cluster: Qwen3's vocabulary softmax at decode
+    # (8 blocks per row, 3 chunks each), Llama-3's sampling softmax with the
+    # temperature division fused (4 blocks per row), a LayerNorm of 200000 columns
+    # (two reductions, 8 blocks), a single row of 1000003 columns too long even for a
+    # cluster (loops with a stride of 8 blocks) and a width that forbids vectors.
+    x = t([16, 151936], "bf16")
+    fn("row_cluster_softmax_bf16_16x151936", [("x", x)], [("%y", x)],
+       [f"%y = kopt.softmax %x : {x}"])
+    x, c = t([64, 128256], "f32"), t([], "f32")
+    fn("row_cluster_div_softmax_f32_64x128256", [("x", x), ("temp", c)], [("%y", x)],
+       [f"%z = kopt.div %x, %temp : {x}, {c} -> {x}", f"%y = kopt.softmax %z : {x}"])
+    x, w = t([4, 200000], "f32"), t([200000], "f32")
+    fn("row_cluster_layernorm_f32_4x200000", [("x", x), ("w", w), ("b", w)], [("%y", x)],
+       [f"%y = kopt.layernorm %x weight(%w : {w}) bias(%b : {w}) eps = 1.0e-05 : {x}"])
+    x, r = t([1, 1000003], "f32"), t([1], "f32")
+    fn("row_cluster_loop_f32_1x1000003", [("x", x)], [("%y", x), ("%m", r)],
+       [f"%y = kopt.softmax %x : {x}", f"%m = kopt.reduce max %x : {x} -> {r}"])
     return out
 
 

@@ -9,8 +9,9 @@ holding +inf, -inf, NaN, huge or subnormal values, and compares with PyTorch's e
 result: the same NaN positions, the same infinities, finite values within a
 relative 1e-5 (f32). Row widths cover each row-kernel plan (lib/KernelBuilders/Row.cpp):
 a thread per row (3), rows sharing a warp (33, 128), a row in registers with a last
-chunk past its end (1000), a looping row (70001); softmax and max are also fused
-after an elementwise producer.
+chunk past its end (1000), a row split across a cluster of 8 blocks that loops
+(70001: no 16-byte accesses) or stays in registers (131072); softmax and max are also
+fused after an elementwise producer.
 """
 
 import sys
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import kopt  # noqa: E402
 
 INF, NAN = float("inf"), float("nan")
-WIDTHS = [3, 33, 128, 1000, 70001]
+WIDTHS = [3, 33, 128, 1000, 70001, 131072]
 
 
 def t(shape, dtype="f32"):

@@ -297,6 +297,42 @@ TEST(ManifestErrors, LaunchDims) {
   expectError(doc, "dynamic_shared_bytes: value -1 out of range");
 }
 
+TEST(Manifest, Cluster) {
+  // Absent: no cluster; written only when there is one.
+  json doc = valid();
+  Expected<Manifest> m = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->kernels[1].cluster, (std::array<uint32_t, 3>{1, 1, 1}));
+  EXPECT_FALSE(
+      json::parse(writeManifest(*m))["kernels"][1].contains("cluster"));
+  doc["kernels"][1]["grid"] = {16, 1, 1};
+  doc["kernels"][1]["cluster"] = {8, 1, 1};
+  m = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  ASSERT_TRUE(validateManifest(*m, "t.json").ok());
+  EXPECT_EQ(m->kernels[1].cluster, (std::array<uint32_t, 3>{8, 1, 1}));
+  EXPECT_EQ(json::parse(writeManifest(*m))["kernels"][1]["cluster"],
+            json({8, 1, 1}));
+}
+
+TEST(ManifestErrors, Cluster) {
+  json doc = valid();
+  doc["kernels"][1]["grid"] = {16, 1, 1};
+  doc["kernels"][1]["cluster"] = {8, 1};
+  expectError(doc, "kernels[1] (add_1).cluster: must have 3 entries");
+  doc["kernels"][1]["cluster"] = {0, 1, 1};
+  expectError(doc, "kernels[1] (add_1).cluster[0]: value 0 out of range");
+  doc["kernels"][1]["cluster"] = {16, 1, 1};
+  expectError(doc, "kernels[1] (add_1).cluster[0]: value 16 out of range");
+  doc["kernels"][1]["cluster"] = {4, 4, 1};
+  expectError(doc, "kernels[1] (add_1).cluster: 16 blocks per cluster (at "
+                   "most 8)");
+  doc["kernels"][1]["grid"] = {12, 1, 1};
+  doc["kernels"][1]["cluster"] = {8, 1, 1};
+  expectError(doc, "kernels[1] (add_1).grid[0]: 12 blocks, not a multiple "
+                   "of the cluster's 8");
+}
+
 TEST(ManifestErrors, UnknownOpClassRole) {
   json doc = valid();
   doc["kernels"][1]["ops"][0]["op"] = "conv";

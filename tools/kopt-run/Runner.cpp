@@ -86,7 +86,6 @@ ojson timeJson(const measure::Measurement &m, const Options &opts) {
   return t;
 }
 
-
 } // namespace
 
 Expected<HostTensor>
@@ -213,6 +212,8 @@ Status Runner::run(const KernelSpec &kernel, ojson &out, bool &passed) {
   }
   out["grid"] = dimsJson(kernel.grid);
   out["block"] = dimsJson(kernel.block);
+  if (kernel.cluster != std::array<uint32_t, 3>{1, 1, 1})
+    out["cluster"] = dimsJson(kernel.cluster);
   out["dynamic_shared_bytes"] = kernel.dynamicSharedBytes;
   // Placeholders, to keep the order of the fields.
   out["resources"] = nullptr;

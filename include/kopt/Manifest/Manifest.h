@@ -245,6 +245,10 @@ struct KernelSpec {
   std::optional<ScheduleSpec> schedule;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
+  /// Blocks per thread-block cluster (sm_90), fixed in the kernel's PTX
+  /// (`.reqnctapercluster`), so a plain launch honours it; the grid is a
+  /// multiple of it. {1, 1, 1}: no cluster (the manifest omits the field).
+  std::array<uint32_t, 3> cluster{1, 1, 1};
   /// Bytes of dynamic shared memory to pass at launch.
   uint32_t dynamicSharedBytes = 0;
 

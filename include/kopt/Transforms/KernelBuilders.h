@@ -60,6 +60,11 @@ struct TensorMapParam {
 struct LaunchConfig {
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::array<int64_t, 3> block = {1, 1, 1};
+  /// Blocks per thread-block cluster (sm_90), fixed at compile time: the
+  /// kernel carries `known_cluster_size` (PTX `.reqnctapercluster`), so a
+  /// plain cuLaunchKernel launches it; the grid is a multiple of it. {1, 1,
+  /// 1}: no cluster.
+  std::array<int64_t, 3> cluster = {1, 1, 1};
   int64_t dynamicSharedBytes = 0;
   /// f32 elements of a workspace the kernel takes as its last parameter
   /// (split-K matmuls), zero before the kernel's first launch; 0: none.
@@ -71,10 +76,11 @@ struct LaunchConfig {
 
 /// The longest row (elements of the last dimension) that a row kernel keeps
 /// in registers when its accesses are 16 bytes wide (lib/KernelBuilders/
-/// Row.cpp: 1024 threads of 32 elements); longer rows loop, recomputing the
-/// elementwise ops fused in front of the row op in every loop, so kopt-fuse
-/// fuses such producers only into rows up to this length.
-constexpr int64_t kMaxRegisterRow = 1024 * 32;
+/// Row.cpp: a cluster of 8 blocks of 1024 threads of 32 elements); longer
+/// rows loop, recomputing the elementwise ops fused in front of the row op in
+/// every loop, so kopt-fuse fuses such producers only into rows up to this
+/// length.
+constexpr int64_t kMaxRegisterRow = 8 * 1024 * 32;
 
 /// Classifies the body of `kernel`; emits an error at the offending op and
 /// fails when no builder handles it.

@@ -166,3 +166,53 @@ func.func @flat_to_func(%x: memref<4xf32>) {
   kopt.launch @flat_to_func blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {kernel_class = "elementwise", num_inputs = 0, num_outputs = 1}
   return
 }
+
+// -----
+
+// cluster_size: 3 positive sizes, at most 8 blocks in all, dividing a constant grid.
+// CHECK-LABEL: func.func @cluster_ok
+// CHECK:         cluster_size = array<i32: 8, 1, 1>
+func.func @cluster_ok(%x: memref<4xf32>) {
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  kopt.launch @kernels::@k blocks in (%c16, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {cluster_size = array<i32: 8, 1, 1>, kernel_class = "row", num_inputs = 0, num_outputs = 1}
+  return
+}
+gpu.module @kernels {
+  gpu.func @k(%a: memref<4xf32>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @cluster_too_big(%x: memref<4xf32>) {
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  // expected-error @+1 {{'kopt.launch' op cluster_size must be 3 positive sizes (x, y, z) of at most 8 blocks in all}}
+  kopt.launch @kernels::@k blocks in (%c16, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {cluster_size = array<i32: 16, 1, 1>, kernel_class = "row", num_inputs = 0, num_outputs = 1}
+  return
+}
+func.func @cluster_rank(%x: memref<4xf32>) {
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  // expected-error @+1 {{'kopt.launch' op cluster_size must be 3 positive sizes (x, y, z) of at most 8 blocks in all}}
+  kopt.launch @kernels::@k blocks in (%c16, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {cluster_size = array<i32: 2, 0, 1>, kernel_class = "row", num_inputs = 0, num_outputs = 1}
+  return
+}
+func.func @cluster_grid(%x: memref<4xf32>) {
+  %c12 = arith.constant 12 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.constant 0 : i32
+  // expected-error @+1 {{'kopt.launch' op grid size 12 along x is not a multiple of the cluster size 8}}
+  kopt.launch @kernels::@k blocks in (%c12, %c1, %c1) threads in (%c1, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<4xf32>) {cluster_size = array<i32: 8, 1, 1>, kernel_class = "row", num_inputs = 0, num_outputs = 1}
+  return
+}
+gpu.module @kernels {
+  gpu.func @k(%a: memref<4xf32>) kernel {
+    gpu.return
+  }
+}
