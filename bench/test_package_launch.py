@@ -158,6 +158,7 @@ class PackageLaunch(unittest.TestCase):
         self.assertEqual([l["kernel"] for l in mfn["launches"]], ["add_bcast_f32"])
         self.assertEqual(info, [{"name": "add_bcast_f32", "op": "add", "class": "elementwise",
                                  "grid": [32, 1, 1], "block": [256, 1, 1],
+                                 "cluster": [1, 1, 1],
                                  "dynamic_shared_bytes": 0, "registers": 32,
                                  "local_bytes": 0, "static_shared_bytes": 0}])
         x, b, y = Tensor((64, 128), t.float32), Tensor((128,), t.float32), \

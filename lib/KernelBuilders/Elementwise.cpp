@@ -5,9 +5,11 @@
 // warp's loads and stores are coalesced. V makes each access 16 bytes (8
 // bf16/f16 or 4 f32 elements) when the innermost extent is a multiple of V and
 // every input is read contiguously (or is the same for the V lanes, e.g. a
-// broadcast column) along it; otherwise V = 1. 256 threads per block; the grid
-// is capped at 8 blocks per SM of an H200 (132 SMs) so that each thread
-// handles several groups when the tensor is large.
+// broadcast column) along it; otherwise V = 1. 256 threads per block and a
+// group per thread: the grid covers the tensor, up to the grid's 2^31 - 1
+// blocks, past which the loop strides (measured on the H200, a grid capped at
+// 8 or 16 blocks per SM, each thread looping over several groups, was 1-3%
+// slower: bench/results/2026-12-03-row-clusters-h200/row-plans.md).
 //
 // A kernel of several ops (a chain kopt-fuse fused) holds one generic per op,
 // all over one result shape: per group of V elements, each generic's payload
@@ -30,7 +32,7 @@ using namespace kopt;
 using namespace kopt::kb;
 
 static constexpr int64_t kThreads = 256;
-static constexpr int64_t kMaxBlocks = 132 * 8;
+static constexpr int64_t kMaxBlocks = kMaxGridX;
 
 namespace {
 /// Where a generic's input comes from: a kernel input (loaded) or the result

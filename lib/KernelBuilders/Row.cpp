@@ -11,12 +11,15 @@
 //
 // Launch shape (planRow): each row has T threads (a power of two, 1 to 1024),
 // each taking V columns per 16-byte access (V = 1 when the row length or an
-// access forbids vectors), and a block holds R rows (T * R threads, 256 when
-// the rows allow, at least a warp), so short rows (head_dim 128, 8 experts)
-// share warps instead of leaving most of a block idle; with a row per block
-// and fewer rows than two blocks per SM, T doubles while a thread has more
-// than one chunk (decode rows spread over more threads). When a row fits in
-// registers, at most C_max = clamp(32 / V, 1, 8) accesses per thread, thread t
+// access forbids vectors): one access per thread for rows of at most 32
+// accesses, a warp for rows a warp holds in registers (at most 32 C_max
+// accesses), and 16 elements per thread (16 / V accesses, at most C_max) for
+// longer rows, which span warps anyway. A block holds R rows (T * R threads,
+// 256 when the rows allow, at least a warp), so short rows (head_dim 128, 8
+// experts) share warps instead of leaving most of a block idle; with a row per
+// block and fewer rows than two blocks per SM, T doubles while a thread has
+// more than one chunk (decode rows spread over more threads). When a row fits
+// in registers, at most C_max = clamp(32 / V, 1, 8) accesses per thread, thread t
 // of a row owns the C = ceil(n / (T V)) chunks at columns tV + i T V: every
 // input element is loaded once, and every value of the row (the input of a
 // softmax, the sum of an add fused before a norm) stays in registers across
@@ -80,6 +83,8 @@ static constexpr int64_t kSMs = 132;
 static constexpr int64_t kMaxClusterSize = 8;
 /// Elements a thread keeps in registers per row value when the row fits.
 static constexpr int64_t kCachedElements = 32;
+/// Elements per thread of rows that span several warps.
+static constexpr int64_t kSpreadElements = 16;
 static_assert(kMaxClusterSize * kMaxThreadsPerRow * kCachedElements ==
                   kMaxRegisterRow,
               "kopt-fuse's limit for fused producers is the register row");
@@ -101,9 +106,20 @@ static RowPlan planRow(int64_t rows, int64_t n, int64_t vec) {
   RowPlan p;
   int64_t vectors = llvm::divideCeil(n, vec);
   int64_t maxChunks = std::clamp<int64_t>(kCachedElements / vec, 1, 8);
-  p.threadsPerRow = std::min<int64_t>(
-      kMaxThreadsPerRow,
-      llvm::PowerOf2Ceil(llvm::divideCeil(vectors, maxChunks)));
+  // Threads per row, as measured best on the H200 over 1-8 chunks and
+  // 128-1024 threads per block (bench/results/2026-12-03-row-clusters-h200/
+  // row-plans.md): a row of at most 32 accesses takes one per thread; a row
+  // one warp holds takes a warp (shuffles only, no shared memory); longer
+  // rows, which cross warps anyway, spread to kSpreadElements per thread.
+  if (vectors <= kWarpSize)
+    p.threadsPerRow = llvm::PowerOf2Ceil(vectors);
+  else if (vectors <= kWarpSize * maxChunks)
+    p.threadsPerRow = kWarpSize;
+  else
+    p.threadsPerRow = std::min<int64_t>(
+        kMaxThreadsPerRow,
+        llvm::PowerOf2Ceil(llvm::divideCeil(
+            vectors, std::clamp<int64_t>(kSpreadElements / vec, 1, maxChunks))));
   p.chunks = llvm::divideCeil(vectors, p.threadsPerRow);
   p.cached = p.chunks <= maxChunks;
   int64_t t = p.threadsPerRow;

@@ -88,14 +88,14 @@ func.func @elementwise_vector(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tenso
 // -----
 
 // A large tensor: 8 bf16 lanes per thread (16 bytes), 29360128 / 8 = 3670016 groups;
-// the grid is capped at 8 blocks per SM of an H200 (132 * 8 = 1056) and the loop
-// steps by the whole grid (1056 * 256 = 270336).
+// a group per thread: 3670016 / 256 = 14336 blocks, and the loop (for tensors past
+// the grid limit) steps by the whole grid (14336 * 256 = 3670016), once.
 // CHECK-LABEL: func.func @elementwise_large(
 // CHECK:         kopt.launch @kopt_kernels::@silu_0
-// CHECK-SAME:      blocks in (%c1056{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-SAME:      blocks in (%c14336{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK-SAME:      threads in (%c256{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
 // CHECK:       gpu.func @silu_0(%{{.*}}: memref<2048x14336xbf16>, %{{.*}}: memref<2048x14336xbf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK:         %[[STEP:.*]] = arith.constant 270336 : index
+// CHECK:         %[[STEP:.*]] = arith.constant 3670016 : index
 // CHECK-NEXT:    %[[TOTAL:.*]] = arith.constant 3670016 : index
 // CHECK-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[TOTAL]] step %[[STEP]] {
 // CHECK:           vector.load %{{.*}} {alignment = 16 : i64} : memref<2048x14336xbf16>, vector<8xbf16>

@@ -446,8 +446,8 @@ def epilogue_chains():
 
 def row_chains():
     """Row kernels at the launch shapes the row plan picks (lib/KernelBuilders/Row.cpp),
-    and row ops fused with elementwise producers and consumers: a thread per row
-    (8 experts), rows sharing a warp (head_dim 128), a last chunk past the row's end
+    and row ops fused with elementwise producers and consumers: a thread per row (4
+    columns), two threads per row (8 experts), rows sharing a warp (head_dim 128), a last chunk past the row's end
     and rows not a multiple of the rows per block (1000 x 1600), width 1, a row too
     long for registers (loops) with a fused consumer; add + RMSNorm with both
     results, scale + mask + softmax, softmax then a cast, add + LayerNorm; rows split
@@ -460,6 +460,9 @@ def row_chains():
 
     x = t([4096, 8], "f32")
     fn("row_softmax_f32_4096x8", [("x", x)], [("%y", x)], [f"%y = kopt.softmax %x : {x}"])
+    # One 16-byte access per row: a thread per row.
+    x = t([1000, 4], "f32")
+    fn("row_softmax_f32_1000x4", [("x", x)], [("%y", x)], [f"%y = kopt.softmax %x : {x}"])
     x, w = t([65536, 128], "bf16"), t([128], "bf16")
     fn("row_rmsnorm_bf16_65536x128", [("x", x), ("w", w)], [("%y", x)],
        [f"%y = kopt.rmsnorm %x weight(%w : {w}) eps = 1.0e-06 : {x}"])

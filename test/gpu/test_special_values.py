@@ -8,7 +8,7 @@ Each case compiles a small function in-process (kopt.compile), runs it on tensor
 holding +inf, -inf, NaN, huge or subnormal values, and compares with PyTorch's eager
 result: the same NaN positions, the same infinities, finite values within a
 relative 1e-5 (f32). Row widths cover each row-kernel plan (lib/KernelBuilders/Row.cpp):
-a thread per row (3), rows sharing a warp (33, 128), a row in registers with a last
+rows sharing a warp (3: 4 lanes, one of them past the row; 33, 128), a row in registers with a last
 chunk past its end (1000), a row split across a cluster of 8 blocks that loops
 (70001: no 16-byte accesses) or stays in registers (131072); softmax and max are also
 fused after an elementwise producer.
@@ -160,7 +160,7 @@ def test_subnormal_exp_not_flushed():
 
 
 def test_many_rows_and_width_one():
-    # 2^20 rows of 8 (a thread per row, 32 rows per block) and rows of width 1.
+    # 2^20 rows of 8 (two threads per row, 128 rows per block) and rows of width 1.
     x = torch.randn(1 << 20, 8, device="cuda")
     y = run("many_rows", [("x", t(x.shape))], [("%y", t(x.shape))],
             [f"%y = kopt.softmax %x : {t(x.shape)}"], [x])
