@@ -61,7 +61,7 @@ FailureOr<LaunchConfig> kopt::buildKernel(KernelOp kernel, KernelClass kind,
   case KernelClass::Elementwise:
     return buildElementwiseKernel(kernel, func);
   case KernelClass::Row:
-    return buildRowKernel(kernel, func);
+    return buildRowKernel(kernel, func, target);
   case KernelClass::Matmul:
     return buildMatmulKernel(kernel, func, target);
   case KernelClass::Pack:

@@ -19,27 +19,28 @@
 // experts) share warps instead of leaving most of a block idle; with a row per
 // block and fewer rows than two blocks per SM, T doubles while a thread has
 // more than one chunk (decode rows spread over more threads). When a row fits
-// in registers, at most C_max = clamp(32 / V, 1, 8) accesses per thread, thread t
-// of a row owns the C = ceil(n / (T V)) chunks at columns tV + i T V: every
-// input element is loaded once, and every value of the row (the input of a
-// softmax, the sum of an add fused before a norm) stays in registers across
-// the reductions. The last chunk may run past the row: its loads are clamped
-// inside the row, its values do not enter reductions, it stores nothing.
-// Longer rows (T = 1024 and C > C_max) loop: each reduction and each stored
-// map runs a strided loop over the row (thread t at columns tV, then T V
-// further on, ...), recomputing fused values and reloading inputs in each
-// loop (from L2 after the first).
+// in registers, at most C_max = clamp(32 / V, 1, 8) accesses per thread,
+// thread t of a row owns the C = ceil(n / (T V)) chunks at columns tV + i T V:
+// every input element is loaded once, and every value of the row (the input
+// of a softmax, the sum of an add fused before a norm) stays in registers
+// across the reductions. The last chunk may run past the row: its loads are
+// clamped inside the row, its values do not enter reductions, it stores
+// nothing. Longer rows (T = 1024 and C > C_max, and on chips without clusters
+// or past 8 blocks below) loop: each reduction and each stored map runs a
+// strided loop over the row (thread t at columns tV, then T V further on,
+// ...), recomputing fused values and reloading inputs in each loop (from L2
+// after the first).
 //
 // A row that 1024 threads cannot hold in registers, or a few long rows that
 // would leave most SMs idle (decode: vocabulary softmax at M = 1-64), splits
-// across a thread-block cluster of S = 2, 4 or 8 blocks (sm_90; 8 is the
-// portable maximum, CUDA C++ Programming Guide, "Thread Block Clusters"):
-// block k of the cluster takes row lanes k T .. k T + T - 1, so the row has
-// S T lanes and the chunks above stride by S T V. S doubles from 1 until the
-// row fits in registers and, while the grid has fewer blocks than the GPU has
-// SMs, until each lane has one chunk. The cluster shape is fixed at compile
-// time (known_cluster_size, PTX .reqnctapercluster), so a plain launch of
-// S * rows blocks works.
+// across a thread-block cluster of S = 2, 4 or 8 blocks (sm_90 and sm_90a
+// only; 8 is the portable maximum, CUDA C++ Programming Guide, "Thread Block
+// Clusters"): block k of the cluster takes row lanes k T .. k T + T - 1, so
+// the row has S T lanes and the chunks above stride by S T V. S doubles from
+// 1 until the row fits in registers and, while the grid has fewer blocks than
+// the GPU has SMs, until each lane has one chunk. The cluster shape is fixed
+// at compile time (known_cluster_size, PTX .reqnctapercluster), so a plain
+// launch of S * rows blocks works.
 //
 // A reduction combines its payload's per-thread partials with the payload's
 // combiner through a shuffle tree over the row's lanes (xor T/2 .. 1, T <= 32),
@@ -102,7 +103,9 @@ struct RowPlan {
 };
 } // namespace
 
-static RowPlan planRow(int64_t rows, int64_t n, int64_t vec) {
+/// `maxCluster`: the largest cluster the target allows (1: none).
+static RowPlan planRow(int64_t rows, int64_t n, int64_t vec,
+                       int64_t maxCluster) {
   RowPlan p;
   int64_t vectors = llvm::divideCeil(n, vec);
   int64_t maxChunks = std::clamp<int64_t>(kCachedElements / vec, 1, 8);
@@ -118,8 +121,9 @@ static RowPlan planRow(int64_t rows, int64_t n, int64_t vec) {
   else
     p.threadsPerRow = std::min<int64_t>(
         kMaxThreadsPerRow,
-        llvm::PowerOf2Ceil(llvm::divideCeil(
-            vectors, std::clamp<int64_t>(kSpreadElements / vec, 1, maxChunks))));
+        llvm::PowerOf2Ceil(
+            llvm::divideCeil(vectors, std::clamp<int64_t>(kSpreadElements / vec,
+                                                          1, maxChunks))));
   p.chunks = llvm::divideCeil(vectors, p.threadsPerRow);
   p.cached = p.chunks <= maxChunks;
   int64_t t = p.threadsPerRow;
@@ -141,12 +145,13 @@ static RowPlan planRow(int64_t rows, int64_t n, int64_t vec) {
   }
   // A row per block of 1024 threads that still does not fit in registers, or
   // that leaves SMs idle: split it across a cluster.
-  if (p.rowsPerBlock == 1 && p.threadsPerRow == kMaxThreadsPerRow) {
+  if (maxCluster > 1 && p.rowsPerBlock == 1 &&
+      p.threadsPerRow == kMaxThreadsPerRow) {
     auto chunksAt = [&](int64_t s) {
       return llvm::divideCeil(vectors, s * kMaxThreadsPerRow);
     };
     int64_t s = 1;
-    while (s < kMaxClusterSize &&
+    while (s < maxCluster &&
            (chunksAt(s) > maxChunks || (rows * s < kSMs && chunksAt(s) > 1)))
       s *= 2;
     p.clusterSize = s;
@@ -193,8 +198,9 @@ struct Chunk {
 
 class RowKernelBuilder {
 public:
-  RowKernelBuilder(KernelOp kernel, gpu::GPUFuncOp func)
-      : kernel(kernel), func(func), io(kernel, func),
+  RowKernelBuilder(KernelOp kernel, gpu::GPUFuncOp func,
+                   const schedule::Target &target)
+      : kernel(kernel), func(func), target(target), io(kernel, func),
         b(OpBuilder::atBlockBegin(&func.front())), loc(kernel.getLoc()) {}
 
   FailureOr<LaunchConfig> build();
@@ -233,6 +239,7 @@ private:
 
   KernelOp kernel;
   gpu::GPUFuncOp func;
+  const schedule::Target &target;
   KernelIO io;
   OpBuilder b;
   Location loc;
@@ -614,13 +621,14 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
     }
   }
   vec = vectorizable && !types.empty() ? vectorWidth(types, n) : 1;
-  plan = planRow(rows, n, vec);
+  plan = planRow(rows, n, vec, target.hasClusters ? kMaxClusterSize : 1);
   int64_t t = plan.threadsPerRow, r = plan.rowsPerBlock, s = plan.clusterSize;
 
   int64_t blocks = llvm::divideCeil(rows, r);
   if (blocks > kMaxGridX / s)
     return kernel.emitOpError("has ")
-           << rows << " rows, more than " << r << " rows per block"
+           << rows << " rows, more than " << r << (r == 1 ? " row" : " rows")
+           << " per block"
            << (s > 1 ? " and " + std::to_string(s) + " blocks per row" : "")
            << " in a grid's " << kMaxGridX << " blocks allow";
   LaunchConfig cfg;
@@ -726,6 +734,7 @@ FailureOr<LaunchConfig> RowKernelBuilder::build() {
 }
 
 FailureOr<LaunchConfig> kopt::buildRowKernel(KernelOp kernel,
-                                             gpu::GPUFuncOp func) {
-  return RowKernelBuilder(kernel, func).build();
+                                             gpu::GPUFuncOp func,
+                                             const schedule::Target &target) {
+  return RowKernelBuilder(kernel, func, target).build();
 }

@@ -323,7 +323,8 @@ Status validateKernel(const KernelSpec &kernel, const std::string &where) {
     if (kernel.grid[i] % kernel.cluster[i] != 0)
       return fail(where + ".grid[" + std::to_string(i) + "]",
                   std::to_string(kernel.grid[i]) +
-                      " blocks, not a multiple of the cluster's " +
+                      (kernel.grid[i] == 1 ? " block" : " blocks") +
+                      ", not a multiple of the cluster's " +
                       std::to_string(kernel.cluster[i]));
   uint64_t threads =
       uint64_t(kernel.block[0]) * kernel.block[1] * kernel.block[2];

@@ -125,6 +125,7 @@ std::optional<Target> Target::forChip(const std::string &chip) {
       Target t;
       t.chip = chip;
       t.hasWgmma = chip == "sm_90a";
+      t.hasClusters = chip == "sm_90" || chip == "sm_90a";
       t.maxSharedPerBlock = c.sharedKB * 1024;
       t.multiprocessors = c.multiprocessors;
       return t;

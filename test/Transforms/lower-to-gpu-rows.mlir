@@ -11,6 +11,11 @@
 // The PTX assembles (every launch shape below).
 // RUN: kopt-opt %s -split-input-file --kopt-to-ptx="output=%t.ptx" -o /dev/null
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
+// Chips without thread-block clusters (sm_80, sm_86, sm_89) keep a row per
+// block and loop.
+// RUN: kopt-opt %s -split-input-file --kopt-fuse --kopt-select-schedule --kopt-lower-to-linalg --kopt-lower-to-gpu --kopt-tile="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: kopt-opt %s -split-input-file --kopt-to-ptx="output=%t80.ptx chip=sm_80" -o /dev/null
+// RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
 // Index constants print as %c<value> or %c<value>_<n>; {{C}}-style patterns below
 // match either.
@@ -147,6 +152,17 @@ func.func @softmax(%x: tensor<4x1048576xf32>) -> tensor<4x1048576xf32> {
 // CHECK-COUNT-3: vector.store %{{.*}} : memref<16x151936xbf16>, vector<8xbf16>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    gpu.return
+// SM80-LABEL: func.func @vocab_softmax(
+// SM80:         kopt.launch @kopt_kernels::@softmax_0
+// SM80-SAME:      blocks in (%c16{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// SM80-SAME:      threads in (%c1024{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// SM80-NOT:       cluster_size
+// SM80:         gpu.func @softmax_0(
+// SM80-NOT:       known_cluster_size
+// SM80-NOT:       nvvm.cluster
+// SM80:           scf.for
+// SM80-NOT:       nvvm.cluster
+// SM80:           gpu.return
 func.func @vocab_softmax(%x: tensor<16x151936xbf16>) -> tensor<16x151936xbf16> {
   %0 = kopt.softmax %x : tensor<16x151936xbf16>
   return %0 : tensor<16x151936xbf16>

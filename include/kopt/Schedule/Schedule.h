@@ -165,6 +165,9 @@ struct Target {
   int64_t maxThreadsPerBlock = 1024;
   int64_t maxRegistersPerThread = 255;
   bool hasWgmma = true;
+  /// Thread-block clusters and distributed shared memory (sm_90 and sm_90a;
+  /// PTX ISA: `.reqnctapercluster`, `mapa`, `barrier.cluster` need sm_90).
+  bool hasClusters = true;
   /// Streaming multiprocessors of the chip's largest part (sm_90/sm_90a:
   /// H100 SXM and H200, 132), for persistent grids.
   int64_t multiprocessors = 132;

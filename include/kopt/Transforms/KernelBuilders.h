@@ -99,8 +99,10 @@ mlir::FailureOr<LaunchConfig> buildKernel(KernelOp kernel, KernelClass kind,
 // lib/KernelBuilders/Matmul/Driver.cpp).
 mlir::FailureOr<LaunchConfig> buildElementwiseKernel(KernelOp kernel,
                                                      mlir::gpu::GPUFuncOp func);
+/// Splits long rows across thread-block clusters only where `target` has them.
 mlir::FailureOr<LaunchConfig> buildRowKernel(KernelOp kernel,
-                                             mlir::gpu::GPUFuncOp func);
+                                             mlir::gpu::GPUFuncOp func,
+                                             const schedule::Target &target);
 mlir::FailureOr<LaunchConfig> buildPackKernel(KernelOp kernel,
                                               mlir::gpu::GPUFuncOp func);
 /// kopt-tile's upstream step for a matmul kernel (lib/KernelBuilders/Matmul/
