@@ -38,16 +38,16 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
-#include <cstring>
-#include <optional>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -64,8 +64,7 @@ using nlohmann::json;
 
 static cl::OptionCategory category("kopt-tune options");
 
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<module.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"),
                                       cl::cat(category));
 static cl::opt<std::string>
     strategyOpt("strategy",
@@ -100,9 +99,9 @@ static cl::opt<int64_t>
                     cl::init(0), cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("search seed (default 0)"),
                                  cl::init(0), cl::cat(category));
-static cl::opt<int> jobsOpt(
-    "jobs", cl::desc("compiles at once (default: the host's cores)"),
-    cl::init(0), cl::cat(category));
+static cl::opt<int>
+    jobsOpt("jobs", cl::desc("compiles at once (default: the host's cores)"),
+            cl::init(0), cl::cat(category));
 static cl::opt<int64_t>
     batchOpt("batch-size",
              cl::desc("candidates per batch (default 16: built together, "
@@ -115,7 +114,8 @@ static cl::opt<std::string> measurerOpt(
 static cl::opt<std::string>
     replayOpt("replay", cl::desc("the recorded table of --measurer=replay"),
               cl::value_desc("table.jsonl"), cl::cat(category));
-static cl::opt<std::string> dbOpt("db", cl::desc("the tuning database (SQLite)"),
+static cl::opt<std::string> dbOpt("db",
+                                  cl::desc("the tuning database (SQLite)"),
                                   cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool>
     resumeOpt("resume",
@@ -127,9 +127,8 @@ static cl::opt<std::string>
                cl::desc("the session's name (default: module-strategy-seed-"
                         "measurer, plus the start time unless --resume)"),
                cl::cat(category));
-static cl::list<std::string> kernelOpt("kernel",
-                                       cl::desc("tune only this kernel"),
-                                       cl::cat(category));
+static cl::list<std::string>
+    kernelOpt("kernel", cl::desc("tune only this kernel"), cl::cat(category));
 static cl::opt<std::string> chipOpt("chip",
                                     cl::desc("target GPU (default: sm_90a)"),
                                     cl::init("sm_90a"), cl::cat(category));
@@ -155,10 +154,9 @@ static cl::opt<int> timeLimit(
     cl::desc("seconds after which no new batch starts (the one in flight "
              "finishes and is recorded; default 0: no limit)"),
     cl::init(0), cl::cat(category));
-static cl::opt<std::string> logOpt("log",
-                                   cl::desc("append every trial as a JSON line"),
-                                   cl::value_desc("trials.jsonl"),
-                                   cl::cat(category));
+static cl::opt<std::string>
+    logOpt("log", cl::desc("append every trial as a JSON line"),
+           cl::value_desc("trials.jsonl"), cl::cat(category));
 static cl::opt<std::string> jsonOpt("json",
                                     cl::desc("write the final table as JSON"),
                                     cl::value_desc("file"), cl::cat(category));
@@ -183,11 +181,13 @@ static cl::opt<std::string> ptxasOpt(
 static cl::opt<bool> noProgress("no-progress",
                                 cl::desc("no progress bar on a terminal"),
                                 cl::cat(category));
-static cl::opt<std::string> exportOpt(
-    "export", cl::desc("write every trial of --db as JSON lines and exit"),
-    cl::value_desc("out.jsonl"), cl::cat(category));
 static cl::opt<std::string>
-    importOpt("import", cl::desc("add the JSON lines of a file to --db and exit"),
+    exportOpt("export",
+              cl::desc("write every trial of --db as JSON lines and exit"),
+              cl::value_desc("out.jsonl"), cl::cat(category));
+static cl::opt<std::string>
+    importOpt("import",
+              cl::desc("add the JSON lines of a file to --db and exit"),
               cl::value_desc("in.jsonl"), cl::cat(category));
 
 static cl::opt<std::string> reportOpt(
@@ -210,10 +210,11 @@ static cl::list<std::string> reportStrategies(
     cl::desc("--report-tables: the strategies compared (default random, grid, "
              "evolutionary; external runs --agent-cmd)"),
     cl::CommaSeparated, cl::cat(category));
-static cl::opt<int> seedsOpt(
-    "seeds", cl::desc("--report-tables: runs per strategy and problem "
+static cl::opt<int>
+    seedsOpt("seeds",
+             cl::desc("--report-tables: runs per strategy and problem "
                       "(default 10)"),
-    cl::init(10), cl::cat(category));
+             cl::init(10), cl::cat(category));
 
 namespace {
 
@@ -292,12 +293,12 @@ public:
   }
   void trial(const Task &task, const Trial &t, int64_t done,
              const TrialRecord *best) {
-    double elapsed = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    double eta = done > resumed ? elapsed / double(done - resumed) *
-                                      double(total - done)
-                                : 0;
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    double eta = done > resumed
+                     ? elapsed / double(done - resumed) * double(total - done)
+                     : 0;
     char line[512];
     if (bar) {
       int width = 30;
@@ -313,18 +314,16 @@ public:
       if (done >= total)
         std::fputs("\n", stderr);
     } else {
-      std::snprintf(line, sizeof(line),
-                    "kopt-tune: [%lld/%lld] %s %s%s%s (best %s)\n",
-                    (long long)done, (long long)total, task.kernel.c_str(),
-                    t.record.status.c_str(),
-                    t.record.usable()
-                        ? (" " + fmt(t.record.medianMs) + " ms").c_str()
-                        : "",
-                    t.record.error.empty()
-                        ? ""
-                        : (": " + schedule::abbreviate(t.record.error, 120))
-                              .c_str(),
-                    best ? (fmt(best->medianMs) + " ms").c_str() : "none");
+      std::snprintf(
+          line, sizeof(line), "kopt-tune: [%lld/%lld] %s %s%s%s (best %s)\n",
+          (long long)done, (long long)total, task.kernel.c_str(),
+          t.record.status.c_str(),
+          t.record.usable() ? (" " + fmt(t.record.medianMs) + " ms").c_str()
+                            : "",
+          t.record.error.empty()
+              ? ""
+              : (": " + schedule::abbreviate(t.record.error, 120)).c_str(),
+          best ? (fmt(best->medianMs) + " ms").c_str() : "none");
       std::fputs(line, stderr);
     }
     std::fflush(stderr);
@@ -364,8 +363,8 @@ std::string findKoptRun(const char *argv0) {
 /// A usage error in the options, or nullopt (after the command line parsed).
 std::optional<std::string> checkOptions() {
   bool externalReport =
-      std::find(reportStrategies.begin(), reportStrategies.end(),
-                "external") != reportStrategies.end();
+      std::find(reportStrategies.begin(), reportStrategies.end(), "external") !=
+      reportStrategies.end();
   if (!reportOpt.empty()) {
     if (!inputFile.empty())
       return std::string("--report takes no module (it reads --report-tables "
@@ -389,8 +388,7 @@ std::optional<std::string> checkOptions() {
           return a.error();
     return std::nullopt;
   }
-  if (!reportTables.empty() || !reportLogs.empty() ||
-      !reportStrategies.empty())
+  if (!reportTables.empty() || !reportLogs.empty() || !reportStrategies.empty())
     return std::string("--report-tables, --report-logs and "
                        "--report-strategies are for --report");
   if (!exportOpt.empty() || !importOpt.empty()) {
@@ -408,7 +406,8 @@ std::optional<std::string> checkOptions() {
   if (budgetOpt < 1 || budgetPerKernel < 0)
     return "--budget must be at least 1 and --budget-per-kernel not "
            "negative, got " +
-           std::to_string(budgetOpt) + " and " + std::to_string(budgetPerKernel);
+           std::to_string(budgetOpt) + " and " +
+           std::to_string(budgetPerKernel);
   if (jobsOpt < 0 || jobsOpt > 4096)
     return "--jobs must be in [0, 4096] (0: the host's cores), got " +
            std::to_string(jobsOpt);
@@ -443,8 +442,8 @@ std::optional<std::string> checkOptions() {
   if (!replayOpt.empty() && measurerOpt != "replay")
     return std::string("--replay is for --measurer=replay");
   // Output files are checked before any trial runs.
-  for (const std::string *path : {&logOpt.getValue(), &jsonOpt.getValue(),
-                                  &agentTranscript.getValue()}) {
+  for (const std::string *path :
+       {&logOpt.getValue(), &jsonOpt.getValue(), &agentTranscript.getValue()}) {
     if (path->empty())
       continue;
     std::error_code ec;
@@ -502,7 +501,7 @@ makeMeasurer(const char *argv0, const std::string &source,
   b.workDir = workDir;
   b.jobs =
       jobsOpt > 0 ? jobsOpt : std::max(1u, std::thread::hardware_concurrency());
-  b.ptxas = ptxasOpt == "none"     ? ""
+  b.ptxas = ptxasOpt == "none"  ? ""
             : !ptxasOpt.empty() ? std::string(ptxasOpt)
                                 : tune::findPtxas();
   if (b.ptxas.empty() && ptxasOpt != "none")
@@ -541,9 +540,8 @@ Expected<std::vector<Task>> loadTasks(const std::string &source) {
     return all.status();
   std::vector<Task> tasks;
   for (Task &t : *all)
-    if (kernelOpt.empty() ||
-        std::find(kernelOpt.begin(), kernelOpt.end(), t.kernel) !=
-            kernelOpt.end())
+    if (kernelOpt.empty() || std::find(kernelOpt.begin(), kernelOpt.end(),
+                                       t.kernel) != kernelOpt.end())
       tasks.push_back(t);
   for (const std::string &k : kernelOpt)
     if (std::none_of(tasks.begin(), tasks.end(),
@@ -586,10 +584,11 @@ Expected<std::string> sessionName(Database *db) {
 }
 
 /// Prints the final table (and writes --json); the exit code.
-int report(const Tuner &tuner, const Status &status,
-           const std::string &session, const ExternalAgentHost *agent) {
+int report(const Tuner &tuner, const Status &status, const std::string &session,
+           const ExternalAgentHost *agent) {
   json table = json::array();
   bool allUsable = true;
+  int64_t unusable = 0, untried = 0;
   std::printf("%-28s %-8s %12s %12s %8s  %s\n", "kernel", "trials",
               "heuristic ms", "best ms", "speedup", "best schedule");
   for (const TaskResult &r : tuner.results()) {
@@ -615,6 +614,8 @@ int report(const Tuner &tuner, const Status &status,
         shortBest = shortSchedule(r.task->space[p]);
     } else {
       allUsable = false;
+      ++unusable;
+      untried += r.trials == 0;
     }
     table.push_back(row);
     char speed[16] = "-";
@@ -663,9 +664,8 @@ int report(const Tuner &tuner, const Status &status,
         e.name.empty() ? "(unnamed)" : ("'" + e.name + "'").c_str(),
         (long long)e.replies, (long long)e.malformedLines,
         (long long)e.tooLongLines, (long long)e.invalidSchedules,
-        (long long)e.duplicates, (long long)e.outsideSpace,
-        (long long)e.excess, (long long)e.timeouts, (long long)e.crashes,
-        (long long)e.restarts);
+        (long long)e.duplicates, (long long)e.outsideSpace, (long long)e.excess,
+        (long long)e.timeouts, (long long)e.crashes, (long long)e.restarts);
     if (e.gaveUp) {
       std::fprintf(stderr,
                    "kopt-tune: error: the agent was given up on (%s); the "
@@ -674,6 +674,16 @@ int report(const Tuner &tuner, const Status &status,
                    dbOpt.empty() ? "" : " (--resume continues the session)");
       return kExitAgent;
     }
+  }
+  if (!allUsable) {
+    std::fprintf(stderr, "kopt-tune: %lld of %zu kernels have no usable trial",
+                 (long long)unusable, tuner.results().size());
+    if (untried > 0)
+      std::fprintf(stderr,
+                   " (%lld got no trial: --budget %lld is below what the "
+                   "module's kernels need)",
+                   (long long)untried, (long long)budgetOpt);
+    std::fprintf(stderr, "\n");
   }
   return allUsable ? 0 : kExitUnusable;
 }
@@ -688,8 +698,8 @@ std::string findPlotScript(const char *argv0) {
       argv0, reinterpret_cast<void *>(&findPlotScript));
   std::vector<fs::path> candidates;
   if (!self.empty())
-    candidates.push_back(fs::path(self).parent_path().parent_path() /
-                         "python" / "kopt" / "tune_report.py");
+    candidates.push_back(fs::path(self).parent_path().parent_path() / "python" /
+                         "kopt" / "tune_report.py");
   candidates.push_back(fs::path(KOPT_SOURCE_DIR) / "python" / "kopt" /
                        "tune_report.py");
   for (const fs::path &p : candidates)
@@ -714,9 +724,9 @@ ExternalAgentOptions agentOptions() {
 int reportMain(const char *argv0) {
   Expected<std::vector<Curve>> curves = Status::success();
   if (!reportLogs.empty()) {
-    curves = logCurves(std::vector<std::string>(reportLogs.begin(),
-                                                reportLogs.end()),
-                       budgetOpt);
+    curves = logCurves(
+        std::vector<std::string>(reportLogs.begin(), reportLogs.end()),
+        budgetOpt);
   } else {
     ReportOptions o;
     if (!reportStrategies.empty())
@@ -726,9 +736,8 @@ int reportMain(const char *argv0) {
     o.batchSize = batchOpt;
     if (!agentCmd.empty())
       o.external = agentOptions();
-    curves = replayCurves(std::vector<std::string>(reportTables.begin(),
-                                                   reportTables.end()),
-                          o);
+    curves = replayCurves(
+        std::vector<std::string>(reportTables.begin(), reportTables.end()), o);
   }
   if (!curves.ok())
     return fail(curves.error());
@@ -790,8 +799,8 @@ int reportMain(const char *argv0) {
     llvm::SmallVector<llvm::StringRef, 4> args = {*python, script, csvPath,
                                                   pngPath};
     std::string message;
-    int rc = llvm::sys::ExecuteAndWait(*python, args, std::nullopt, {}, 120,
-                                       0, &message);
+    int rc = llvm::sys::ExecuteAndWait(*python, args, std::nullopt, {}, 120, 0,
+                                       &message);
     if (rc != 0)
       why = "python3 " + script + " failed" +
             (message.empty() ? "" : ": " + message) +
@@ -799,10 +808,9 @@ int reportMain(const char *argv0) {
             "scripts/setup.sh installs)";
   }
   if (!why.empty()) {
-    std::fprintf(stderr,
-                 "kopt-tune: warning: no %s: %s; %s and %s are written\n",
-                 pngPath.c_str(), why.c_str(), csvPath.c_str(),
-                 jsonPath.c_str());
+    std::fprintf(
+        stderr, "kopt-tune: warning: no %s: %s; %s and %s are written\n",
+        pngPath.c_str(), why.c_str(), csvPath.c_str(), jsonPath.c_str());
     return 0;
   }
   std::fprintf(stderr, "kopt-tune: wrote %s, %s and %s\n", csvPath.c_str(),
@@ -842,12 +850,23 @@ int main(int argc, char **argv) {
     return reportMain(argv[0]);
 
   // --export / --import need nothing but the database.
+  // An import that fails leaves no new database behind.
   if (!exportOpt.empty() || !importOpt.empty()) {
-    Expected<std::unique_ptr<Database>> d =
-        Database::open(dbOpt, /*readOnly=*/!exportOpt.empty());
-    if (!d.ok())
-      return fail(d.error());
-    return dbOnly(**d);
+    if (!importOpt.empty() && !std::ifstream(importOpt))
+      return fail("cannot read '" + importOpt + "'");
+    bool existed = llvm::sys::fs::exists(dbOpt);
+    int rc;
+    {
+      Expected<std::unique_ptr<Database>> d =
+          Database::open(dbOpt, /*readOnly=*/!exportOpt.empty());
+      if (!d.ok())
+        return fail(d.error());
+      rc = dbOnly(**d);
+    }
+    if (rc != 0 && !importOpt.empty() && !existed)
+      for (const char *suffix : {"", "-wal", "-shm"})
+        llvm::sys::fs::remove(dbOpt + suffix);
+    return rc;
   }
 
   std::ifstream in(inputFile);
@@ -874,11 +893,10 @@ int main(int argc, char **argv) {
     std::optional<std::vector<std::string>> only = (*measurer)->points(t);
     fillSpace(t, only ? &*only : nullptr);
     if (t.space.empty())
-      std::fprintf(stderr,
-                   "kopt-tune: warning: %s (%s): no point of its space %s\n",
-                   t.kernel.c_str(), t.workloadKey.c_str(),
-                   measurerOpt == "replay" ? "is in the replay table"
-                                           : "is valid");
+      std::fprintf(
+          stderr, "kopt-tune: warning: %s (%s): no point of its space %s\n",
+          t.kernel.c_str(), t.workloadKey.c_str(),
+          measurerOpt == "replay" ? "is in the replay table" : "is valid");
   }
 
   std::unique_ptr<Database> db;
@@ -917,25 +935,22 @@ int main(int argc, char **argv) {
           std::fprintf(stderr, "%skopt-tune: warning: %s\n", bar ? "\n" : "",
                        m.c_str());
         });
-    topts.agentFor = [&](size_t i, uint64_t) {
-      return agentHost->agentFor(i);
-    };
+    topts.agentFor = [&](size_t i, uint64_t) { return agentHost->agentFor(i); };
   }
   Tuner tuner(*tasks, **measurer, builder.get(), db.get(), topts);
   Expected<int64_t> resumed = tuner.prepare();
   if (!resumed.ok())
     return fail(resumed.error());
-  std::fprintf(stderr,
-               "kopt-tune: %zu kernel%s, strategy %s, measurer %s%s, budget "
-               "%lld, session %s%s\n",
-               tasks->size(), tasks->size() == 1 ? "" : "s",
-               strategyOpt.c_str(), measurerOpt.c_str(),
-               measurerOpt == "model" ? " (estimates, not measurements)" : "",
-               (long long)budgetOpt, session->c_str(),
-               *resumed
-                   ? (", resuming " + std::to_string(*resumed) + " trials")
-                         .c_str()
-                   : "");
+  std::fprintf(
+      stderr,
+      "kopt-tune: %zu kernel%s, strategy %s, measurer %s%s, budget "
+      "%lld, session %s%s\n",
+      tasks->size(), tasks->size() == 1 ? "" : "s", strategyOpt.c_str(),
+      measurerOpt.c_str(),
+      measurerOpt == "model" ? " (estimates, not measurements)" : "",
+      (long long)budgetOpt, session->c_str(),
+      *resumed ? (", resuming " + std::to_string(*resumed) + " trials").c_str()
+               : "");
 
   std::ofstream log;
   if (!logOpt.empty()) {
