@@ -23,7 +23,7 @@ esac
 # LLVM/MLIR 22 come from Debian's bookworm-security suite; the rest from bookworm.
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools nlohmann-json3-dev
           ninja-build ccache cmake g++ libgtest-dev python3 libzstd-dev zlib1g-dev
-          libsqlite3-dev python3-jsonschema python3-matplotlib)
+          libsqlite3-dev python3-jsonschema python3-matplotlib python3-pip)
 LLVM_PACKAGES=" llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools "
 
 failed=0
@@ -149,6 +149,37 @@ if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel, jsonschema, matplotlib
   fi
   if [ $failed = 0 ] && ! python3 -c 'import pytest, wheel, jsonschema, matplotlib' >/dev/null 2>&1; then
     kopt_error $TAG "pytest still cannot be imported by $py"; failed=1
+  fi
+fi
+
+# --- PyTorch, for the torch.compile backend's tests (test/python/test_torch_backend.py) --
+# PyPI's torch (the version the GPU host runs) installed with pip --target into
+# $KOPT_PYTHON_DEPS (default: .python-deps in the checkout), never into a system Python;
+# CTest puts that folder on the tests' PYTHONPATH. About 4.6 GB with its CUDA libraries,
+# a few minutes the first time. KOPT_NO_TORCH=1 skips it (the backend's tests then fail
+# and say so).
+KOPT_TORCH_VERSION=2.11.0
+deps=${KOPT_PYTHON_DEPS:-$KOPT_ROOT/.python-deps}
+if [ $failed = 0 ] && [ "${KOPT_NO_TORCH:-0}" != 1 ] && \
+   ! PYTHONPATH="$deps" python3 -c 'import torch' >/dev/null 2>&1; then
+  if [ $check_only = 1 ]; then
+    kopt_error $TAG "PyTorch is missing from $deps (run scripts/setup.sh to install it)"
+    failed=1
+  else
+    kopt_log $TAG "installing torch==$KOPT_TORCH_VERSION from PyPI into $deps (a few minutes, about 4.6 GB)"
+    t0=$SECONDS
+    log=${TMPDIR:-/tmp}/kopt-pip-torch.$$.log
+    if python3 -m pip install -q --disable-pip-version-check --no-warn-script-location \
+        --target "$deps.partial" "torch==$KOPT_TORCH_VERSION" >"$log" 2>&1 \
+        && rm -rf "$deps" && mv "$deps.partial" "$deps"; then
+      rm -f "$log"
+      kopt_log $TAG "installed torch $KOPT_TORCH_VERSION in $(kopt_elapsed $t0)"
+    else
+      tail -n 20 "$log" >&2
+      rm -rf "$deps.partial"
+      kopt_error $TAG "pip install torch==$KOPT_TORCH_VERSION failed (the end of its output is above; all of it: $log)"
+      failed=1
+    fi
   fi
 fi
 

@@ -137,7 +137,7 @@ class Function:
         lib = _capi.lib()
         self._module = module
         self.name = name
-        key = name.encode()
+        self._key = key = name.encode()
         n = ctypes.c_size_t()
         _capi.check(lib.kopt_function_num_args(module._handle, key,
                                                ctypes.byref(n)), LaunchError)
@@ -224,8 +224,17 @@ class Function:
             if not w.contiguous:
                 raise ValueError(f"{self.name}: the workspace is not contiguous")
             ws_ptr, ws_bytes = w.ptr, _byte_size(workspace)
-        ptrs = (ctypes.c_uint64 * len(arrays))(*[a.ptr for a in arrays])
-        flags = _capi.LAUNCH_WORKSPACE_ZEROED if workspace_zeroed else 0
+        self._launch_pointers([a.ptr for a in arrays], ws_ptr, ws_bytes, handle,
+                              _capi.LAUNCH_WORKSPACE_ZEROED if workspace_zeroed else 0)
+
+    def _launch_pointers(self, pointers, ws_ptr: int, ws_bytes: int, stream: int,
+                         flags: int = 0) -> None:
+        """Launches on device addresses the caller has checked (one per
+        argument, in :attr:`args` order: dense, 16-byte aligned, of the
+        argument's dtype and shape, on the module's device); the fast path of
+        :meth:`launch` and of the torch.compile backend, which allocates and
+        checks its tensors itself."""
+        ptrs = (ctypes.c_uint64 * len(pointers))(*pointers)
         module = self._module
         with module._cond:  # close() waits for launches in flight
             if module._handle is None:
@@ -233,8 +242,8 @@ class Function:
             module._active += 1
         try:
             _capi.check(_capi.lib().kopt_function_launch(
-                module._handle, self.name.encode(), ptrs, len(arrays),
-                ws_ptr, ws_bytes, ctypes.c_void_p(handle), flags), LaunchError)
+                module._handle, self._key, ptrs, len(pointers),
+                ws_ptr, ws_bytes, ctypes.c_void_p(stream), flags), LaunchError)
         finally:
             with module._cond:
                 module._active -= 1

@@ -46,6 +46,15 @@ def test_wheel_install_and_import(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("kopt ") and out.stdout.strip().endswith(" 1")
+    # The torch.compile backend's entry point, as Dynamo looks it up.
+    code = ("from importlib.metadata import entry_points; "
+            "eps = entry_points(group='torch_dynamo_backends'); "
+            "print([(e.name, e.value) for e in eps if e.name == 'kopt'])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[('kopt', 'kopt.torch_backend:kopt_backend')]"
+    assert (site / "kopt" / "torch_backend" / "translate.py").is_file()
 
 
 def test_missing_library_is_a_clear_error(tmp_path):

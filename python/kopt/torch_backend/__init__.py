@@ -1,0 +1,127 @@
+"""kopt as a torch.compile backend.
+
+    import torch
+    model = torch.compile(model, backend="kopt")          # no import of kopt needed
+    model = torch.compile(model, backend="kopt", options={"report": True})
+    model = torch.compile(model, backend="kopt", mode="reduce-overhead")  # CUDA graphs
+
+The backend is registered under the name ``kopt`` by the package's
+``torch_dynamo_backends`` entry point. Dynamo hands it each captured graph;
+AOT autograd turns it into an ATen inference graph; kopt takes the parts it
+supports (docs/torch-backend.md lists the ops), fuses and compiles them, and
+PyTorch runs the rest. Training graphs (grad enabled and inputs that require
+grad), graphs without CUDA tensors, and compile or load errors of a partition
+fall back to PyTorch with a warning that says why; nothing falls back silently
+to a different result.
+
+Options (``options={...}``):
+- ``min_partition_ops`` (int, default 1): fewer compute ops than this in a
+  partition leaves it to PyTorch.
+- ``chip`` (default: from the GPU's compute capability, ``sm_90a`` on
+  Hopper, else ``sm_90a``), ``features``, ``opt_level``: as kopt.compile.
+- ``fuse`` (default True): kopt-fuse's fusion inside each partition.
+- ``tuning_db`` (default ``$KOPT_TUNING_DB``): a kopt-tune database to take
+  the matmul schedules from (docs/tuning.md).
+- ``cache_dir`` (default ``$KOPT_CACHE_DIR`` or ``~/.cache/kopt/torch``;
+  ``None`` or ``""`` for no disk cache).
+- ``allow_tf32`` (default ``torch.backends.cuda.matmul.allow_tf32``): f32
+  matmuls may use TF32 tensor cores, as PyTorch's own setting permits cuBLAS.
+- ``cudagraphs`` (default False; True with ``mode="reduce-overhead"``),
+  ``cudagraph_copy_outputs`` (default True).
+- ``report`` (default False): print each graph's report to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import warnings
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from .report import GraphReport, Report, report, reset
+
+__all__ = ["kopt_backend", "Options", "report", "reset", "GraphReport", "Report"]
+
+
+@dataclass
+class Options:
+    min_partition_ops: int = 1
+    chip: Optional[str] = None
+    features: Optional[str] = None
+    opt_level: Optional[int] = None
+    fuse: bool = True
+    tuning_db: Optional[str] = None
+    cache_dir: Optional[str] = "default"
+    allow_tf32: Optional[bool] = None
+    cudagraphs: bool = False
+    cudagraph_copy_outputs: bool = True
+    report: bool = False
+
+    @classmethod
+    def make(cls, options: Optional[Dict[str, Any]], mode: Optional[str]) -> "Options":
+        opts = cls()
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"kopt backend: options must be a dict, not "
+                            f"{type(options).__name__}")
+        names = {f.name: f for f in fields(cls)}
+        for key, value in (options or {}).items():
+            if key not in names:
+                raise ValueError(f"kopt backend: unknown option '{key}' (options: "
+                                 f"{', '.join(sorted(names))})")
+            setattr(opts, key, value)
+        if mode not in (None, "default", "reduce-overhead"):
+            raise ValueError(f"kopt backend: mode '{mode}' is not supported (kopt "
+                             f"takes 'default' and 'reduce-overhead')")
+        if mode == "reduce-overhead":
+            opts.cudagraphs = True
+        if isinstance(opts.min_partition_ops, bool) or not isinstance(
+                opts.min_partition_ops, int) or opts.min_partition_ops < 1:
+            raise ValueError("kopt backend: min_partition_ops must be an int >= 1, "
+                             f"not {opts.min_partition_ops!r}")
+        if opts.tuning_db is None:
+            opts.tuning_db = os.environ.get("KOPT_TUNING_DB") or None
+        if opts.tuning_db is not None and not Path(opts.tuning_db).is_file():
+            raise ValueError(f"kopt backend: tuning_db {opts.tuning_db} is not a file")
+        return opts
+
+    def cache_path(self) -> Optional[Path]:
+        if self.cache_dir == "default":
+            from .module import default_cache_dir
+            return default_cache_dir()
+        return Path(self.cache_dir) if self.cache_dir else None
+
+
+def kopt_backend(gm, example_inputs, *, mode: Optional[str] = None,
+                 options: Optional[Dict[str, Any]] = None):
+    """The torch.compile backend (``backend="kopt"``): ``gm`` is Dynamo's FX
+    graph, ``example_inputs`` its inputs. Returns the compiled callable."""
+    import torch
+    from torch._dynamo.backends.common import aot_autograd
+
+    opts = Options.make(options, mode)
+    if torch.is_grad_enabled() and any(
+            isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
+        warnings.warn("kopt: this graph needs gradients (grad is enabled and inputs "
+                      "require grad); kopt compiles inference graphs only, so it runs "
+                      "in PyTorch eager. Use torch.no_grad() or "
+                      "torch.inference_mode() for kopt's kernels.")
+        report_ = GraphReport(name="training graph")
+        report_.whole_graph_fallback = "training graph (needs gradients)"
+        from .report import record
+        record(report_, opts.report)
+        return gm.forward
+
+    from .compile import compile_graph
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def inference(fx_g, inputs):
+        return compile_graph(fx_g, inputs, opts)
+
+    def backward(fx_g, inputs):
+        return make_boxed_func(fx_g.forward)
+
+    return aot_autograd(fw_compiler=inference, inference_compiler=inference,
+                        bw_compiler=backward)(gm, example_inputs)

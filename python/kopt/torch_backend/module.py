@@ -1,0 +1,253 @@
+"""A compiled partition: kopt's kernels launched on PyTorch tensors.
+
+Compiling happens when the graph is compiled (PTX and manifest only: no GPU is
+needed); loading on the GPU happens at the first call, on the device of the
+inputs. A compile error or a load error makes the partition run its ATen ops
+in PyTorch from then on, with a warning naming the cause; errors of a launch
+itself (after loading) are raised.
+
+Kernel cache: the PTX and manifest of each partition are kept in memory and on
+disk under ``cache_dir`` (default ``$KOPT_CACHE_DIR``, else
+``~/.cache/kopt/torch``), in a folder named by the SHA-256 of kopt's version,
+the chip, the compile options, the tuning database's identity and the MLIR
+text (which holds every shape and dtype). A folder is written under a temporary
+name and renamed when complete, so a crash never leaves a half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.fx
+
+from .. import _capi
+from ..compiler import compile as kopt_compile
+from ..errors import KoptError
+from . import translate as tr
+
+_ALIGN = 16  # bytes: kopt's kernels read and write with 16-byte accesses
+_memory_cache: Dict[str, "CompiledText"] = {}
+_cache_lock = threading.Lock()
+
+
+class CompiledText:
+    """PTX and manifest text (what kopt.load needs), from the compiler or the
+    disk cache."""
+
+    def __init__(self, ptx: str, manifest_json: str):
+        self.ptx = ptx
+        self.manifest_json = manifest_json
+        self.manifest = json.loads(manifest_json)
+
+    @property
+    def launches(self) -> int:
+        """Kernel launches per call of the function."""
+        return sum(len(f.get("launches", [])) for f in self.manifest.get("functions", []))
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("KOPT_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.path.expanduser("~")) / ".cache" / "kopt" / "torch"
+
+
+def cache_key(mlir: str, compile_options: Dict[str, Any]) -> str:
+    ident = {"kopt": _capi.lib().kopt_version_string().decode(),
+             "options": compile_options, "mlir": mlir}
+    db = compile_options.get("tuning_db")
+    if db:
+        try:
+            st = os.stat(db)
+            ident["tuning_db_state"] = [st.st_size, st.st_mtime_ns]
+        except OSError:
+            ident["tuning_db_state"] = None
+    text = json.dumps(ident, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_entry(folder: Path) -> Optional[CompiledText]:
+    try:
+        ptx = (folder / "kernels.ptx").read_text()
+        manifest = (folder / "manifest.json").read_text()
+        return CompiledText(ptx, manifest)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None  # absent or damaged: compile again
+
+
+def _write_entry(root: Path, key: str, entry: CompiledText) -> None:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=root))
+        (tmp / "kernels.ptx").write_text(entry.ptx)
+        (tmp / "manifest.json").write_text(entry.manifest_json)
+        try:
+            os.rename(tmp, root / key)
+        except OSError:  # another process wrote it first
+            for f in tmp.iterdir():
+                f.unlink()
+            tmp.rmdir()
+    except OSError as e:
+        warnings.warn(f"kopt: cannot write the kernel cache in {root}: {e}")
+
+
+def compile_cached(mlir: str, compile_options: Dict[str, Any],
+                   cache_dir: Optional[Path]) -> CompiledText:
+    """Compiles ``mlir`` with kopt.compile(**compile_options), through the
+    memory and disk caches. Raises kopt.CompileError."""
+    key = cache_key(mlir, compile_options)
+    with _cache_lock:
+        hit = _memory_cache.get(key)
+    if hit is not None:
+        return hit
+    entry = _read_entry(cache_dir / key) if cache_dir else None
+    if entry is None:
+        compiled = kopt_compile(mlir, **compile_options)
+        entry = CompiledText(compiled.ptx, compiled.manifest_json)
+        if cache_dir:
+            _write_entry(cache_dir, key, entry)
+    with _cache_lock:
+        _memory_cache[key] = entry
+    return entry
+
+
+class KoptPartition(torch.nn.Module):
+    """Runs one translated partition: inputs made dense and 16-byte aligned
+    (a copy only when they are not), outputs allocated with PyTorch's
+    allocator, kernels launched on the current stream; outputs that are views
+    are made by PyTorch from the tensors they view."""
+
+    def __init__(self, sub: torch.fx.GraphModule, fn: tr.Function,
+                 compiled: Optional[CompiledText], fallback_reason: Optional[str]):
+        super().__init__()
+        self.sub = sub  # the partition's ATen graph: the eager fallback
+        self.fn = fn
+        self.compiled = compiled
+        self.fallback_reason = fallback_reason
+        self._module = None
+        self._function = None
+        self._consts: List[torch.Tensor] = []
+        placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+        self._arg_shapes = [tuple(placeholders[i].meta["val"].shape)
+                            for i in fn.arg_placeholders]
+        self._results = [(kshape, tr.TORCH_DTYPES[dt]) for _, kshape, dt in fn.results]
+        # How each output is made: ("kopt", result index), ("input", i), or
+        # ("node", target, args, kwargs) over earlier values, in order.
+        index = {n: i for i, n in enumerate(placeholders)}
+        rindex = {name: i for i, (name, _, _) in enumerate(fn.results)}
+        self._steps: List[tuple] = []
+        slots: Dict[torch.fx.Node, int] = {}
+
+        def slot(node):
+            if node in slots:
+                return slots[node]
+            if node.op == "placeholder":
+                step = ("input", index[node])
+            elif node.name in rindex:
+                step = ("kopt", rindex[node.name], tuple(node.meta["val"].shape))
+            else:
+                args = torch.fx.node.map_arg(node.args, lambda a: _Ref(slot(a)))
+                kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: _Ref(slot(a)))
+                step = ("node", node.target, args, kwargs)
+            self._steps.append(step)
+            slots[node] = len(self._steps) - 1
+            return slots[node]
+
+        out = next(n for n in sub.graph.nodes if n.op == "output")
+        self._outputs = [slot(n) for n in out.args[0]]
+
+    # --- loading -------------------------------------------------------------
+    def _load(self, device: torch.device) -> bool:
+        if self.fallback_reason is not None:
+            return False
+        if self._function is not None:
+            return True
+        try:
+            from ..runtime import load_compiled
+            self._module = load_compiled(self.compiled, device.index or 0)
+            self._function = self._module[self.fn.name]
+        except KoptError as e:
+            self.fallback_reason = f"cannot load on {device}: {e}"
+            warnings.warn(f"kopt: {self.fn.name} runs in PyTorch: {self.fallback_reason}")
+            return False
+        self._consts = [torch.tensor(x, dtype=tr.TORCH_DTYPES[dt], device=device)
+                        for x, dt in self.fn.constants]
+        self._device = device
+        return True
+
+    # --- running -------------------------------------------------------------
+    def forward(self, *args):
+        device = _device_of(args)
+        if device is None or not self._load(device):
+            return tuple(self.sub(*args))
+        if device != self._device:
+            raise RuntimeError(f"kopt: {self.fn.name} was loaded on {self._device}, "
+                               f"called with tensors on {device}")
+        keep = []
+        ptrs = []
+        for i, shape in zip(self.fn.arg_placeholders, self._arg_shapes):
+            t = args[i]
+            if tuple(t.shape) != shape:
+                raise RuntimeError(f"kopt: {self.fn.name}: input {i} has shape "
+                                   f"{list(t.shape)}, compiled for {list(shape)}")
+            if not t.is_contiguous():
+                t = t.contiguous()
+            if t.data_ptr() % _ALIGN:
+                t = t.clone()  # a view at an odd offset: fresh, aligned memory
+            keep.append(t)
+            ptrs.append(t.data_ptr())
+        ptrs.extend(c.data_ptr() for c in self._consts)
+        results = [torch.empty(s, dtype=d, device=device) for s, d in self._results]
+        ptrs.extend(r.data_ptr() for r in results)
+        fn = self._function
+        ws, ws_ptr = None, 0
+        if fn.workspace_bytes:
+            ws = torch.empty(fn.workspace_bytes, dtype=torch.uint8, device=device)
+            ws_ptr = ws.data_ptr()
+        stream = torch.cuda.current_stream(device).cuda_stream
+        fn._launch_pointers(ptrs, ws_ptr, fn.workspace_bytes, stream)
+        values = []
+        for step in self._steps:
+            kind = step[0]
+            if kind == "input":
+                values.append(args[step[1]])
+            elif kind == "kopt":
+                values.append(results[step[1]].view(step[2]))
+            else:
+                _, target, a, kw = step
+                values.append(target(*_deref(a, values), **_deref(kw, values)))
+        return tuple(values[i] for i in self._outputs)
+
+
+class _Ref:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _deref(x, values):
+    if isinstance(x, _Ref):
+        return values[x.i]
+    if isinstance(x, tuple):
+        return tuple(_deref(v, values) for v in x)
+    if isinstance(x, list):
+        return [_deref(v, values) for v in x]
+    if isinstance(x, dict):
+        return {k: _deref(v, values) for k, v in x.items()}
+    return x
+
+
+def _device_of(args) -> Optional[torch.device]:
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            return a.device if a.is_cuda else None
+    return None

@@ -1,0 +1,272 @@
+"""The torch.compile backend on the CPU: ATen graphs (traced with fake CUDA
+tensors, as AOT autograd hands them to the backend) partitioned, translated to
+kopt IR, compiled to PTX and assembled with ptxas; the fallbacks and their
+reasons; the eager path of partitions that cannot run. Launching on a GPU is
+tested by test/gpu/test_torch_backend.py through the device tool."""
+
+import os
+import subprocess
+import warnings
+
+import pytest
+
+if os.environ.get("KOPT_REQUIRE_TORCH") == "1":
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(f"PyTorch is needed by the torch.compile backend's tests and "
+                          f"cannot be imported ({e}): run scripts/setup.sh, which "
+                          f"installs it into .python-deps, or set KOPT_NO_TORCH=1 "
+                          f"to skip these tests") from None
+else:
+    torch = pytest.importorskip("torch")
+
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+import kopt  # noqa: E402
+from kopt import torch_backend as tb  # noqa: E402
+from kopt.torch_backend import compile as kc  # noqa: E402
+from kopt.torch_backend import module as km  # noqa: E402
+from kopt.torch_backend import translate as tr  # noqa: E402
+
+BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
+
+
+def trace(fn, *specs):
+    """fn's ATen graph for CUDA inputs of the given (shape, dtype)."""
+    with FakeTensorMode():
+        args = [torch.empty(s, dtype=d, device="cuda") for s, d in specs]
+        return make_fx(fn, tracing_mode="fake")(*args)
+
+
+def compile_fn(fn, *specs, **options):
+    gm = trace(fn, *specs)
+    opts = tb.Options.make(dict({"cache_dir": None}, **options), None)
+    tb.reset()
+    kc.compile_static(gm, opts)
+    return gm, tb.report()[-1]
+
+
+def partitions(gm):
+    return [m for m in gm.modules() if isinstance(m, km.KoptPartition)]
+
+
+def ptxas(ptx, tmp_path):
+    exe = os.environ.get("KOPT_PTXAS")
+    if not exe:
+        pytest.skip("KOPT_PTXAS not set (run through CTest)")
+    src = tmp_path / "p.ptx"
+    src.write_text(ptx)
+    out = subprocess.run([exe, "-arch=sm_90a", str(src), "-o", str(tmp_path / "p.cubin")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def hf_rmsnorm(x, w, eps=1e-6):
+    h = x.to(torch.float32)
+    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
+    return w * h.to(x.dtype)
+
+
+def block(x, w_norm, w, b):
+    """RMSNorm -> Linear with bias -> GELU -> softmax -> * 0.1 (bf16)."""
+    y = torch.nn.functional.linear(hf_rmsnorm(x, w_norm), w, b)
+    return torch.softmax(torch.nn.functional.gelu(y), -1) * 0.1
+
+
+BLOCK = [((2, 3, 128), BF16), ((128,), BF16), ((256, 128), BF16), ((256,), BF16)]
+
+
+def test_block_is_one_partition_and_assembles(tmp_path):
+    gm, rep = compile_fn(block, *BLOCK)
+    (p,) = partitions(gm)
+    mlir = p.fn.mlir
+    assert "kopt.rmsnorm %a0 eps = 0x358637BD : tensor<6x128xbf16>" in mlir  # 1e-6 in f32
+    assert "kopt.matmul" in mlir and "{transpose_b}" in mlir
+    assert "-> tensor<6x256xf32>" in mlir  # addmm accumulates and adds the bias in f32
+    assert "kopt.gelu" in mlir and "approximate(none)" in mlir
+    assert "kopt.softmax" in mlir
+    # 0.1 is not a bf16 value: the scale is applied in f32 (one rounding).
+    assert "tensor<f32>" in mlir and p.fn.constants == [(0.1, "f32")]
+    assert rep.partitions == 1 and rep.pytorch_ops == 0 and not rep.fallbacks
+    assert rep.ops_kopt["kopt.rmsnorm"] == 1 and rep.ops_kopt["aten.addmm.default"] == 1
+    assert 1 <= rep.kopt_kernels < sum(rep.ops_kopt.values())  # fused
+    assert p.compiled.manifest["functions"][0]["name"] == p.fn.name
+    ptxas(p.compiled.ptx, tmp_path)
+    text = str(rep)
+    assert "kopt partitions: 1" in text and "kopt kernels per call" in text
+
+
+def test_exact_scalar_stays_in_bf16():
+    gm, _ = compile_fn(lambda x: x * 0.5 + 1.0, ((4, 64), BF16))
+    (p,) = partitions(gm)
+    assert sorted(p.fn.constants) == [(0.5, "bf16"), (1.0, "bf16")]
+    assert "kopt.cast" not in p.fn.mlir
+
+
+def test_unsupported_op_splits_and_is_reported():
+    def f(x):
+        y = torch.exp(x)
+        z = torch.cumsum(y, -1)  # no kopt translation
+        return torch.tanh(z) + 1.0
+    gm, rep = compile_fn(f, ((8, 64), F32))
+    assert len(partitions(gm)) == 2
+    assert rep.fallbacks[("aten.cumsum.default", "no kopt translation")] == 1
+    assert "aten.cumsum.default x1: no kopt translation" in str(rep)
+    assert rep.pytorch_ops == 1
+
+
+def test_broadcast_kopt_cannot_represent_falls_back():
+    gm, rep = compile_fn(lambda x, y: torch.exp(x * y), ((2, 3, 64), F32), ((2, 1, 64), F32))
+    reasons = {k[1] for k in rep.fallbacks if k[0] == "aten.mul.Tensor"}
+    assert any("not a row, a column or a scalar" in r for r in reasons), rep
+    (p,) = partitions(gm)  # exp still goes to kopt
+    assert "kopt.exp" in p.fn.mlir and "kopt.mul" not in p.fn.mlir
+
+
+def test_keepdim_reduction_result_is_an_output_not_an_operand():
+    def f(x):
+        m = x.amax(-1, keepdim=True)
+        return x - m, m
+    gm, rep = compile_fn(f, ((16, 64), F32))
+    reasons = [r for (op, r) in rep.fallbacks if op == "aten.sub.Tensor"]
+    assert reasons and "reshape" in reasons[0]
+    (p,) = partitions(gm)
+    assert "kopt.reduce max" in p.fn.mlir
+
+
+def test_int_dtypes_and_unsupported_views_stay_with_pytorch():
+    def f(x, idx):
+        heads = x.view(4, 8, 16)  # changes the rows kopt sees: [4, 128] -> [32, 16]
+        return torch.softmax(heads, -1), idx + 1
+    gm, rep = compile_fn(f, ((4, 128), F16), ((4,), torch.int64))
+    ops = {op for op, _ in rep.fallbacks}
+    assert "aten.add.Tensor" in ops  # int64
+    assert any("dtype torch.int64" in r for _, r in rep.fallbacks)
+    (p,) = partitions(gm)
+    assert "tensor<32x16xf16>" in p.fn.mlir  # softmax reads the view's own input
+
+
+def test_linear_weight_read_transposed_by_two_matmuls():
+    def f(x, w):
+        wt = w.t()
+        return (x @ wt).exp(), torch.cumsum(x, -1) @ wt
+    gm, rep = compile_fn(f, ((16, 64), F32), ((32, 64), F32), allow_tf32=True)
+    mlir = "".join(p.fn.mlir for p in partitions(gm))
+    assert mlir.count("{transpose_b, tf32}") == 2  # both read w as stored
+    assert rep.fallbacks[("aten.cumsum.default", "no kopt translation")] == 1
+
+
+def test_layernorm_and_pow_and_casts(tmp_path):
+    def f(x, w, b):
+        y = torch.nn.functional.layer_norm(x, (256,), w, b, 1e-5)
+        return (y.float().pow(3) / 3.0).to(F16), y.sigmoid().relu()
+    gm, rep = compile_fn(f, ((8, 256), F16), ((256,), F16), ((256,), F16))
+    (p,) = partitions(gm)
+    assert "kopt.layernorm %a0 weight(%a1 : tensor<256xf16>) bias(%a2 : tensor<256xf16>)" \
+        in p.fn.mlir
+    assert p.fn.mlir.count("kopt.mul") == 2 and "kopt.div" in p.fn.mlir
+    ptxas(p.compiled.ptx, tmp_path)
+
+
+def test_layernorm_mean_output_used_falls_back():
+    def f(x):
+        out, mean, rstd = torch.ops.aten.native_layer_norm(x, [64], None, None, 1e-5)
+        return out.exp(), mean
+    gm, rep = compile_fn(f, ((8, 64), F32))
+    assert any("mean or rstd" in r for _, r in rep.fallbacks)
+
+
+def test_min_partition_ops():
+    gm, rep = compile_fn(lambda x: x.exp(), ((8, 64), F32), min_partition_ops=2)
+    assert not partitions(gm)
+    assert any("min_partition_ops=2" in r for _, r in rep.fallbacks)
+
+
+def test_compile_error_runs_the_partition_in_pytorch(monkeypatch):
+    def fail(*a, **k):
+        raise kopt.CompileError("<test>:1:1: error: injected failure")
+    monkeypatch.setattr(km, "kopt_compile", fail)
+    km._memory_cache.clear()
+    with pytest.warns(UserWarning, match="injected failure"):
+        gm, rep = compile_fn(lambda x: x.exp() * 2.0, ((8, 64), F32))
+    (p,) = partitions(gm)
+    assert p.fallback_reason and rep.failed_partitions and rep.partitions == 0
+    x = torch.randn(8, 64)
+    torch.testing.assert_close(p(x)[0], x.exp() * 2.0)  # eager, on the CPU
+
+
+def test_disk_cache_hit_and_damaged_entry(tmp_path, monkeypatch):
+    km._memory_cache.clear()
+    gm, _ = compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
+    (entry,) = [d for d in tmp_path.iterdir() if not d.name.startswith(".")]
+    assert (entry / "kernels.ptx").is_file() and (entry / "manifest.json").is_file()
+    km._memory_cache.clear()
+    monkeypatch.setattr(km, "kopt_compile", lambda *a, **k: pytest.fail("recompiled"))
+    gm, rep = compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
+    assert rep.partitions == 1
+    # A damaged entry is compiled again, not trusted.
+    monkeypatch.undo()
+    km._memory_cache.clear()
+    (entry / "manifest.json").write_text("{ not json")
+    gm, rep = compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
+    assert rep.partitions == 1 and "kernels" in partitions(gm)[0].compiled.manifest
+
+
+def test_eager_path_matches_the_graph_on_cpu():
+    """Partitions without a GPU run their ATen ops (the fallback), so the
+    rewritten graph computes what the original did."""
+    gm, _ = compile_fn(block, *BLOCK)
+    args = [torch.randn(s).to(d) for s, d in BLOCK]
+    want = block(*args)
+    got = gm(*args)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    assert torch.equal(got, want)
+
+
+def test_rmsnorm_reference_is_hugging_faces():
+    x = torch.randn(4, 4096).to(BF16)
+    w = torch.ones(4096, dtype=BF16)
+    assert torch.equal(tr.rmsnorm_reference(x, 1e-5), hf_rmsnorm(x, w, 1e-5))
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError, match="unknown option 'fusee'"):
+        tb.Options.make({"fusee": False}, None)
+    with pytest.raises(ValueError, match="min_partition_ops"):
+        tb.Options.make({"min_partition_ops": 0}, None)
+    with pytest.raises(ValueError, match="mode 'max-autotune'"):
+        tb.Options.make(None, "max-autotune")
+    with pytest.raises(ValueError, match="tuning_db"):
+        tb.Options.make({"tuning_db": "/nonexistent.db"}, None)
+    assert tb.Options.make(None, "reduce-overhead").cudagraphs
+
+
+def test_training_graph_falls_back_with_a_warning():
+    lin = torch.nn.Linear(8, 8)
+    gm = torch.fx.symbolic_trace(lin)
+    x = torch.randn(2, 8, requires_grad=True)
+    tb.reset()
+    with pytest.warns(UserWarning, match="inference graphs only"):
+        fn = tb.kopt_backend(gm, [x])
+    torch.testing.assert_close(fn(x), lin(x))
+    assert "training graph" in str(tb.report())
+
+
+def test_cpu_model_through_torch_compile_runs_in_pytorch():
+    """backend="kopt" by name (the entry point, or the registry after import)
+    on a CPU model: a warning, PyTorch's result."""
+    torch._dynamo.reset()
+    from torch._dynamo.backends.registry import register_backend, _BACKENDS
+    if "kopt" not in _BACKENDS:
+        register_backend(name="kopt")(tb.kopt_backend)
+    f = torch.compile(lambda x: torch.softmax(x * 2.0, -1), backend="kopt")
+    x = torch.randn(4, 16)
+    tb.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            y = f(x)
+    torch.testing.assert_close(y, torch.softmax(x * 2.0, -1))
+    assert any("no CUDA tensors" in str(w.message) for w in caught)
