@@ -87,6 +87,11 @@ using FuncGetParamInfoFn = CUresult (*)(CUfunction func, size_t paramIndex,
                                         size_t *paramOffset, size_t *paramSize);
 FuncGetParamInfoFn funcGetParamInfo = nullptr;
 
+/// cuStreamIsCapturing (CUDA 10+), optional so that drivers and fakes without
+/// it still load: without it no stream counts as capturing.
+using StreamIsCapturingFn = CUresult (*)(CUstream stream, int *status);
+StreamIsCapturingFn streamIsCapturing = nullptr;
+
 /// More parameters than a PTX entry can have (4 KiB of .param space, 32764
 /// bytes on newer targets): a driver answering beyond this is not believed.
 constexpr size_t kMaxKernelParams = 32768;
@@ -126,6 +131,8 @@ Status openDriver() {
   // Optional: without it the parameter count is not checked.
   funcGetParamInfo =
       reinterpret_cast<FuncGetParamInfoFn>(dlsym(lib, "cuFuncGetParamInfo"));
+  streamIsCapturing =
+      reinterpret_cast<StreamIsCapturingFn>(dlsym(lib, "cuStreamIsCapturing"));
   return Status::success();
 }
 
@@ -260,6 +267,19 @@ Status TensorMaps::bind(CudaContext &ctx, const KernelSpec &kernel,
                          " parameters, got " + std::to_string(pointers.size()) +
                          " pointers");
   size_t count = kernel.tensorMaps.size();
+  // A CUDA graph would bake in the maps' device buffers, which a later launch
+  // re-encodes for its own addresses: replays would then read the wrong
+  // tensors. Refuse instead (CUstreamCaptureStatus: 0 is "not capturing").
+  int capturing = 0;
+  if (count > 0 && streamIsCapturing &&
+      streamIsCapturing(stream, &capturing) == CUDA_SUCCESS && capturing != 0)
+    return Status::error(
+        "kernel '" + kernel.name +
+        "' reads its operands through TMA tensor maps, which kopt keeps in "
+        "device buffers it re-encodes when addresses change, so it cannot be "
+        "captured in a CUDA graph (the stream is capturing); compile it "
+        "with a schedule whose copy is cp_async, or launch it outside the "
+        "capture");
   if (maps.size() != count) {
     // Another kernel's maps: free the old buffers once nothing reads them.
     if (uploadCount > 0)

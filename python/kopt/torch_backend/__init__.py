@@ -22,6 +22,8 @@ Options (``options={...}``):
 - ``fuse`` (default True): kopt-fuse's fusion inside each partition.
 - ``tuning_db`` (default ``$KOPT_TUNING_DB``): a kopt-tune database to take
   the matmul schedules from (docs/tuning.md).
+- ``schedule``: matmul schedules as kopt.compile takes them (a JSON file or
+  the parsed JSON, by kernel name, workload key or ``"*"``: docs/schedules.md).
 - ``cache_dir`` (default ``$KOPT_CACHE_DIR`` or ``~/.cache/kopt/torch``;
   ``None`` or ``""`` for no disk cache).
 - ``allow_tf32`` (default ``torch.backends.cuda.matmul.allow_tf32``): f32
@@ -54,6 +56,7 @@ class Options:
     opt_level: Optional[int] = None
     fuse: bool = True
     tuning_db: Optional[str] = None
+    schedule: Any = None
     cache_dir: Optional[str] = "default"
     allow_tf32: Optional[bool] = None
     cudagraphs: bool = False

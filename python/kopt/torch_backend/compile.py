@@ -68,7 +68,7 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
     partition.untie_views(gm)
     the_plan = partition.plan(gm, opts.min_partition_ops, allow_tf32)
     compile_options: Dict[str, Any] = {"chip": chip, "fuse": bool(opts.fuse)}
-    for key in ("features", "opt_level", "tuning_db"):
+    for key in ("features", "opt_level", "tuning_db", "schedule"):
         if getattr(opts, key) is not None:
             compile_options[key] = getattr(opts, key)
     cache = opts.cache_path()
@@ -143,9 +143,24 @@ class _PerShape:
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts):
     """AOT autograd's inference compiler: a boxed callable."""
-    run = _PerShape(gm, opts) if _symbolic(gm) else compile_static(gm, opts)
+    symbolic = _symbolic(gm)
+    run = _PerShape(gm, opts) if symbolic else compile_static(gm, opts)
     boxed = make_boxed_func(run)
     if not opts.cudagraphs:
+        return boxed
+    if symbolic:
+        warnings.warn("kopt: CUDA graphs are off for a graph with dynamic shapes "
+                      "(compile with dynamic=False to record one per shape)")
+        return boxed
+    tma = [k["name"] for m in run.modules() if isinstance(m, km.KoptPartition)
+           and m.compiled is not None for k in m.compiled.manifest.get("kernels", [])
+           if k.get("tensor_maps")]
+    if tma:
+        warnings.warn(f"kopt: CUDA graphs are off for this graph: kernels "
+                      f"{', '.join(tma)} read operands through TMA tensor maps, "
+                      f"which kopt's runtime re-encodes into device buffers when "
+                      f"addresses change and so cannot be captured (options="
+                      f"{{'schedule': {{'*': {{'copy': 'cp_async'}}}}}} avoids them)")
         return boxed
     ctx = torch._guards.TracingContext.try_get()
     static = list(ctx.fw_metadata.static_input_indices) if ctx and ctx.fw_metadata else []

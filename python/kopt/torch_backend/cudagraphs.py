@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence
 
+import warnings
+
 import torch
 
 
@@ -30,6 +32,7 @@ class CudaGraphRunner:
         self.recorded: List = []
         self.outputs = None
         self.records = 0  # how many times the graph was recorded
+        self.failed = False
 
     def _key(self, args):
         return [(a.data_ptr() if i in self.static else (tuple(a.shape), a.dtype))
@@ -58,8 +61,17 @@ class CudaGraphRunner:
 
     def __call__(self, args):
         args = list(args)
+        if self.failed:
+            return self.fn(args)
         if self.graph is None or self._key(args) != self.key:
-            if self._record(args) is None:
+            try:
+                recorded = self._record(args)
+            except Exception as e:  # noqa: BLE001 - any capture failure
+                self.failed = True
+                warnings.warn(f"kopt: recording a CUDA graph failed, this graph runs "
+                              f"without one: {e}")
+                return self.fn(args)
+            if recorded is None:
                 return self.fn(args)
         else:
             for i, (a, r) in enumerate(zip(args, self.recorded)):
