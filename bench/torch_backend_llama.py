@@ -147,9 +147,11 @@ def run_shape(name, module, make_inputs, modes, runs, flush, results):
                 elif mode == "kopt-reduce-overhead-cp-async":
                     import kopt.torch_backend as kb
                     kb.reset()
-                    fn = torch.compile(module, backend="kopt", mode="reduce-overhead",
-                                       dynamic=False,
-                                       options={"schedule": {"*": {"copy": "cp_async"}}})
+                    fn = torch.compile(module, backend="kopt", dynamic=False,
+                                       options={"cudagraphs": True,
+                                                "schedule": {"*": {"copy": "cp_async"}}})
+                elif mode == "inductor-reduce-overhead":
+                    fn = torch.compile(module, mode="reduce-overhead")
                 out = fn(*ref_args)
                 torch.cuda.synchronize()
                 rec["compile_s"] = round(time.time() - t0, 2)
@@ -180,7 +182,7 @@ def main():
     dev = torch.device("cuda")
     dt = torch.bfloat16
     flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
-    modes = ["eager", "inductor"] + (["inductor-max-autotune"] if args.max_autotune else []) \
+    modes = ["eager", "inductor", "inductor-reduce-overhead"] + (["inductor-max-autotune"] if args.max_autotune else []) \
         + ["kopt", "kopt-reduce-overhead", "kopt-reduce-overhead-cp-async"]
     results = []
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,

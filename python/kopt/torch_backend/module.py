@@ -156,7 +156,10 @@ class KoptPartition(torch.nn.Module):
             else:
                 args = torch.fx.node.map_arg(node.args, lambda a: _Ref(slot(a)))
                 kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: _Ref(slot(a)))
-                step = ("node", node.target, args, kwargs)
+                target = node.target
+                if target is torch.ops.aten.view.default:  # see compile.py
+                    target = torch.ops.aten.reshape.default
+                step = ("node", target, args, kwargs)
             self._steps.append(step)
             slots[node] = len(self._steps) - 1
             return slots[node]
