@@ -159,7 +159,7 @@ class KoptPartition(torch.nn.Module):
                 target = node.target
                 if target is torch.ops.aten.view.default:  # see compile.py
                     target = torch.ops.aten.reshape.default
-                step = ("node", target, args, kwargs)
+                step = ("node", _bind(target, args, kwargs))
             self._steps.append(step)
             slots[node] = len(self._steps) - 1
             return slots[node]
@@ -184,6 +184,7 @@ class KoptPartition(torch.nn.Module):
         self._consts = [torch.tensor(x, dtype=tr.TORCH_DTYPES[dt], device=device)
                         for x, dt in self.fn.constants]
         self._device = device
+        self._device_index = device.index or 0
         return True
 
     # --- running -------------------------------------------------------------
@@ -215,7 +216,7 @@ class KoptPartition(torch.nn.Module):
         if fn.workspace_bytes:
             ws = torch.empty(fn.workspace_bytes, dtype=torch.uint8, device=device)
             ws_ptr = ws.data_ptr()
-        stream = torch.cuda.current_stream(device).cuda_stream
+        stream = _raw_stream(self._device_index)
         fn._launch_pointers(ptrs, ws_ptr, fn.workspace_bytes, stream)
         values = []
         for step in self._steps:
@@ -225,9 +226,19 @@ class KoptPartition(torch.nn.Module):
             elif kind == "kopt":
                 values.append(results[step[1]].view(step[2]))
             else:
-                _, target, a, kw = step
-                values.append(target(*_deref(a, values), **_deref(kw, values)))
+                values.append(step[1](values))
         return tuple(values[i] for i in self._outputs)
+
+
+# The current stream's CUstream: the call Inductor's generated code makes
+# (torch._C._cuda_getCurrentRawStream), else the public, slower API.
+_get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _raw_stream(index: int) -> int:
+    if _get_raw is not None:
+        return _get_raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 class _Ref:
@@ -235,6 +246,34 @@ class _Ref:
 
     def __init__(self, i):
         self.i = i
+
+
+def _bind(target, args, kwargs):
+    """``values -> target(*args, **kwargs)`` with the _Refs of ``args`` read from
+    ``values``; refs at the top level (a view's input) without a walk."""
+    nested = any(isinstance(a, (list, tuple, dict)) and _has_ref(a) for a in args) \
+        or _has_ref(kwargs)
+    if nested:
+        return lambda values: target(*_deref(args, values), **_deref(kwargs, values))
+    refs = [(i, a.i) for i, a in enumerate(args) if isinstance(a, _Ref)]
+    template = list(args)
+
+    def call(values):
+        a = list(template)
+        for i, j in refs:
+            a[i] = values[j]
+        return target(*a, **kwargs)
+    return call
+
+
+def _has_ref(x) -> bool:
+    if isinstance(x, _Ref):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_ref(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_ref(v) for v in x.values())
+    return False
 
 
 def _deref(x, values):
