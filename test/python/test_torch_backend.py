@@ -88,7 +88,7 @@ def test_block_is_one_partition_and_assembles(tmp_path):
     assert "kopt.gelu" in mlir and "approximate(none)" in mlir
     assert "kopt.softmax" in mlir
     # 0.1 is not a bf16 value: the scale is applied in f32 (one rounding).
-    assert "tensor<f32>" in mlir and p.fn.constants == [(0.1, "f32")]
+    assert "tensor<f32>" in mlir and p.fn.constants == [(float(torch.tensor(0.1)), "f32")]
     assert rep.partitions == 1 and rep.pytorch_ops == 0 and not rep.fallbacks
     assert rep.ops_kopt["kopt.rmsnorm"] == 1 and rep.ops_kopt["aten.addmm.default"] == 1
     assert 1 <= rep.kopt_kernels < sum(rep.ops_kopt.values())  # fused
@@ -166,7 +166,8 @@ def test_layernorm_and_pow_and_casts(tmp_path):
     (p,) = partitions(gm)
     assert "kopt.layernorm %a0 weight(%a1 : tensor<256xf16>) bias(%a2 : tensor<256xf16>)" \
         in p.fn.mlir
-    assert p.fn.mlir.count("kopt.mul") == 2 and "kopt.div" in p.fn.mlir
+    # x^3 as two f32 multiplies; / 3.0 as * f32(1/3), as PyTorch's CUDA kernel
+    assert p.fn.mlir.count("kopt.mul") == 3 and "kopt.div" not in p.fn.mlir
     ptxas(p.compiled.ptx, tmp_path)
 
 
@@ -270,3 +271,53 @@ def test_cpu_model_through_torch_compile_runs_in_pytorch():
             y = f(x)
     torch.testing.assert_close(y, torch.softmax(x * 2.0, -1))
     assert any("no CUDA tensors" in str(w.message) for w in caught)
+
+
+# --- found by a fresh user's break tests --------------------------------------
+
+def test_scalar_beyond_f32_range_is_applied_as_inf():
+    gm, rep = compile_fn(lambda x: x * 1e40, ((4, 64), BF16))
+    (p,) = partitions(gm)
+    assert p.fn.constants == [(float("inf"), "bf16")]
+
+
+def test_rsub_with_positional_alpha_stays_with_pytorch():
+    gm, rep = compile_fn(lambda x: torch.rsub(x, 1.0, alpha=2) .exp(), ((4, 64), F32))
+    assert any(op == "aten.rsub.Scalar" and "alpha" in r for op, r in rep.fallbacks), rep
+
+
+def test_rmsnorm_pattern_needs_the_f32_computation():
+    def f(h):  # all in bf16: PyTorch rounds every step, kopt.rmsnorm would not
+        return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+    gm, rep = compile_fn(f, ((4, 256), BF16))
+    assert "kopt.rmsnorm" not in rep.ops_kopt
+
+
+def test_16_bit_cube_stays_with_pytorch_and_division_by_a_number_multiplies():
+    gm, rep = compile_fn(lambda x: x.pow(3), ((4, 64), BF16))
+    assert any("x^3 of a 16-bit" in r for _, r in rep.fallbacks), rep
+    gm, rep = compile_fn(lambda x: x / 3.0, ((4, 64), F32))
+    (p,) = partitions(gm)
+    inv = float(torch.tensor(1.0) / torch.tensor(3.0))
+    assert "kopt.mul" in p.fn.mlir and p.fn.constants == [(inv, "f32")]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"cache_dir": 123}, "cache_dir"), ({"chip": 5}, "chip"), ({"fuse": "no"}, "fuse"),
+    ({"report": "yes"}, "report"), ({"schedule": 5}, "schedule"),
+    ({"opt_level": 99}, "opt_level"), ({"opt_level": "3"}, "opt_level")])
+def test_option_types_are_checked(options, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        tb.Options.make(options, None)
+
+
+@pytest.mark.parametrize("manifest", ["[]", "null", '{"functions": 5}'])
+def test_wrongly_shaped_cache_entry_is_recompiled_and_repaired(tmp_path, manifest):
+    km._memory_cache.clear()
+    compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
+    (entry,) = [d for d in tmp_path.iterdir() if not d.name.startswith(".")]
+    (entry / "manifest.json").write_text(manifest)
+    km._memory_cache.clear()
+    gm, rep = compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
+    assert rep.partitions == 1
+    assert km._read_entry(entry) is not None  # the entry was written again

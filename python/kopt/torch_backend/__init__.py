@@ -80,6 +80,7 @@ class Options:
                              f"takes 'default' and 'reduce-overhead')")
         if mode == "reduce-overhead":
             opts.cudagraphs = True
+        _check_types(opts)
         if isinstance(opts.min_partition_ops, bool) or not isinstance(
                 opts.min_partition_ops, int) or opts.min_partition_ops < 1:
             raise ValueError("kopt backend: min_partition_ops must be an int >= 1, "
@@ -95,6 +96,36 @@ class Options:
             from .module import default_cache_dir
             return default_cache_dir()
         return Path(self.cache_dir) if self.cache_dir else None
+
+
+_BOOLS = ("fuse", "cudagraphs", "cudagraph_copy_outputs", "report")
+_PATHS = ("tuning_db", "cache_dir")
+
+
+def _check_types(opts: "Options") -> None:
+    """Each option of the type it must have (a TypeError naming it)."""
+    def bad(name, want):
+        value = getattr(opts, name)
+        raise TypeError(f"kopt backend: option '{name}' must be {want}, not "
+                        f"{type(value).__name__} {value!r}")
+    for name in _BOOLS:
+        if not isinstance(getattr(opts, name), bool):
+            bad(name, "True or False")
+    if opts.allow_tf32 is not None and not isinstance(opts.allow_tf32, bool):
+        bad("allow_tf32", "True, False or None")
+    for name in ("chip", "features"):
+        if getattr(opts, name) is not None and not isinstance(getattr(opts, name), str):
+            bad(name, "a string")
+    for name in _PATHS:
+        v = getattr(opts, name)
+        if v is not None and not isinstance(v, (str, os.PathLike)):
+            bad(name, "a path")
+    if opts.schedule is not None and not isinstance(opts.schedule, (str, os.PathLike, dict, list)):
+        bad("schedule", "a path, a dict or a list")
+    if opts.opt_level is not None and (isinstance(opts.opt_level, bool) or opts.opt_level
+                                       not in (1, 2, 3) or not isinstance(opts.opt_level, int)):
+        raise ValueError(f"kopt backend: option 'opt_level' must be 1, 2 or 3, not "
+                         f"{opts.opt_level!r}")
 
 
 def kopt_backend(gm, example_inputs, *, mode: Optional[str] = None,

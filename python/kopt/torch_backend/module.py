@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import threading
 import warnings
@@ -46,6 +47,10 @@ class CompiledText:
         self.ptx = ptx
         self.manifest_json = manifest_json
         self.manifest = json.loads(manifest_json)
+        if not isinstance(self.manifest, dict) or not isinstance(
+                self.manifest.get("functions"), list) or not isinstance(
+                self.manifest.get("kernels"), list):
+            raise ValueError("not a launch manifest")
 
     @property
     def launches(self) -> int:
@@ -78,8 +83,10 @@ def _read_entry(folder: Path) -> Optional[CompiledText]:
     try:
         ptx = (folder / "kernels.ptx").read_text()
         manifest = (folder / "manifest.json").read_text()
+        from ..runtime import validate_manifest
+        validate_manifest(manifest)  # the checks kopt.load makes
         return CompiledText(ptx, manifest)
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, KoptError):
         return None  # absent or damaged: compile again
 
 
@@ -89,6 +96,8 @@ def _write_entry(root: Path, key: str, entry: CompiledText) -> None:
         tmp = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=root))
         (tmp / "kernels.ptx").write_text(entry.ptx)
         (tmp / "manifest.json").write_text(entry.manifest_json)
+        if (root / key).exists() and _read_entry(root / key) is None:
+            shutil.rmtree(root / key, ignore_errors=True)  # a damaged entry
         try:
             os.rename(tmp, root / key)
         except OSError:  # another process wrote it first
@@ -152,7 +161,9 @@ class KoptPartition(torch.nn.Module):
             if node.op == "placeholder":
                 step = ("input", index[node])
             elif node.name in rindex:
-                step = ("kopt", rindex[node.name], tuple(node.meta["val"].shape))
+                val = node.meta["val"]
+                strides = None if val.is_contiguous() else tuple(val.stride())
+                step = ("kopt", rindex[node.name], tuple(val.shape), strides)
             else:
                 args = torch.fx.node.map_arg(node.args, lambda a: _Ref(slot(a)))
                 kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: _Ref(slot(a)))
@@ -224,7 +235,11 @@ class KoptPartition(torch.nn.Module):
             if kind == "input":
                 values.append(args[step[1]])
             elif kind == "kopt":
-                values.append(results[step[1]].view(step[2]))
+                out = results[step[1]].view(step[2])
+                if step[3] is not None:  # PyTorch's result has a layout of its own
+                    out = torch.empty_strided(step[2], step[3], dtype=out.dtype,
+                                              device=out.device).copy_(out)
+                values.append(out)
             else:
                 values.append(step[1](values))
         return tuple(values[i] for i in self._outputs)

@@ -85,7 +85,9 @@ def fuse_rmsnorm(gm: torch.fx.GraphModule) -> int:
             if not isinstance(h, torch.fx.Node):
                 continue
             eps = _match_rstd(r, h)
-            if eps is None or _dtype(h) != _dtype(y):
+            # 16-bit h: PyTorch rounds every step to 16 bits; only the f32
+            # computation is one kopt.rmsnorm.
+            if eps is None or _dtype(h) != _dtype(y) or _dtype(h) != torch.float32:
                 continue
             x, out = h, y
             # h = float32 copy of a 16-bit x, and y cast back to x's dtype.

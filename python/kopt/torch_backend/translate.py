@@ -69,7 +69,7 @@ def f32_literal(x: float) -> str:
 
 def _round_to(x: float, dtype: str) -> float:
     """``x`` rounded to f32, then to ``dtype`` (the value kopt would hold)."""
-    t = torch.tensor(x, dtype=torch.float32)
+    t = torch.tensor(x, dtype=torch.float64).to(torch.float32)
     return float(t.to(TORCH_DTYPES[dtype]).to(torch.float32))
 
 
@@ -348,11 +348,18 @@ def _operand(tr: Translator, arg, out_shape: Tuple[int, ...], what: str):
                       f"not a row, a column or a scalar of the canonical 2-D shape")
 
 
+def _f32(x: float) -> float:
+    """x converted to f32 as PyTorch converts a Python number to its opmath
+    type (beyond the f32 range: +-inf)."""
+    return float(torch.tensor(x, dtype=torch.float64).to(torch.float32))
+
+
 def _exact_in(x: float, dtype: str) -> bool:
     if dtype == "f32":
         return True
-    f32 = struct.unpack("<f", struct.pack("<f", x))[0] if math.isfinite(x) else x
-    return _round_to(x, dtype) == f32 or (math.isnan(x) and math.isnan(_round_to(x, dtype)))
+    f32 = _f32(x)
+    r = _round_to(x, dtype)
+    return r == f32 or (math.isnan(f32) and math.isnan(r))
 
 
 def _binary(tr: Translator, node, kop: str, lhs, rhs) -> Value:
@@ -362,6 +369,12 @@ def _binary(tr: Translator, node, kop: str, lhs, rhs) -> Value:
     b = _operand(tr, rhs, out_shape, "rhs")
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         raise Unsupported("both operands are numbers")
+    if kop == "div" and isinstance(b, Scalar):
+        # PyTorch's CUDA division by a number multiplies by its reciprocal,
+        # computed in f32 (div_true_kernel_cuda): do the same.
+        kop = "mul"
+        b = Scalar(float(torch.tensor(1.0, dtype=torch.float32)
+                         / torch.tensor(_f32(b.value), dtype=torch.float32)))
     # A number not exact in a 16-bit result type is applied in f32 (PyTorch's
     # opmath): cast the tensor up, compute, round once at the end.
     compute = out_dtype
@@ -371,7 +384,7 @@ def _binary(tr: Translator, node, kop: str, lhs, rhs) -> Value:
 
     def prep(x):
         if isinstance(x, Scalar):
-            return tr.scalar(x.value, compute)
+            return tr.scalar(_f32(x.value), compute)
         return tr.cast(x, compute)
 
     a, b = prep(a), prep(b)
@@ -428,6 +441,8 @@ for _t, _k in [(aten.add.Tensor, "add"), (aten.add.Scalar, "add"),
 @handles(aten.rsub.Scalar, aten.rsub.Tensor)
 def _rsub(tr, node):
     _no_alpha(node)
+    if len(node.args) > 2:
+        raise Unsupported("alpha given positionally")
     return _binary(tr, node, "sub", node.args[1], node.args[0])
 
 
@@ -472,6 +487,10 @@ def _pow(tr, node):
         return tr.emit(f"kopt.mul {v.ssa}, {v.ssa} : {v.type}, {v.type} -> {v.type}",
                        v.kshape, v.shape, out_dtype)
     if e == 3.0:
+        if out_dtype != "f32":
+            # PyTorch's pow kernel multiplies in the 16-bit type (two roundings).
+            raise Unsupported("x^3 of a 16-bit tensor (PyTorch rounds x*x before "
+                              "the second multiply)")
         v = tr.cast(tr.tensor(x), "f32")
         sq = tr.emit(f"kopt.mul {v.ssa}, {v.ssa} : {v.type}, {v.type} -> {v.type}",
                      v.kshape, v.shape, "f32")
@@ -496,6 +515,9 @@ def _to_copy(tr, node):
     extra = set(node.kwargs) - _COPY_KWARGS
     if extra or len(node.args) != 1:
         raise Unsupported(f"arguments {sorted(extra) or node.args[1:]}")
+    fmt = node.kwargs.get("memory_format")
+    if fmt not in (None, torch.preserve_format, torch.contiguous_format):
+        raise Unsupported(f"memory_format {fmt}")
     layout = node.kwargs.get("layout")
     if layout not in (None, torch.strided):
         raise Unsupported(f"layout {layout}")
