@@ -169,8 +169,13 @@ if [ $failed = 0 ] && [ "${KOPT_NO_TORCH:-0}" != 1 ] && \
     kopt_log $TAG "installing torch==$KOPT_TORCH_VERSION from PyPI into $deps (a few minutes, about 4.6 GB)"
     t0=$SECONDS
     log=${TMPDIR:-/tmp}/kopt-pip-torch.$$.log
+    # --target installs into our folder only; Debian's pip still asks for this flag
+    # under PEP 668 on some versions, and the folder is not the system's site.
+    pipflags=()
+    python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages \
+      && pipflags=(--break-system-packages)
     if python3 -m pip install -q --disable-pip-version-check --no-warn-script-location \
-        --target "$deps.partial" "torch==$KOPT_TORCH_VERSION" >"$log" 2>&1 \
+        "${pipflags[@]}" --target "$deps.partial" "torch==$KOPT_TORCH_VERSION" >"$log" 2>&1 \
         && rm -rf "$deps" && mv "$deps.partial" "$deps"; then
       rm -f "$log"
       kopt_log $TAG "installed torch $KOPT_TORCH_VERSION in $(kopt_elapsed $t0)"
