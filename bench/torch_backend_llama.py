@@ -16,6 +16,7 @@ and for kopt the backend's report.
 """
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -24,6 +25,7 @@ import traceback
 
 import torch
 
+import torch_eager  # bench/torch_eager.py, beside this script
 import transformers
 from transformers import LlamaConfig
 from transformers.models.llama import modeling_llama as ml
@@ -77,18 +79,12 @@ def time_fn(fn, make_inputs, runs, flush):
     """Median ms per call: events with an L2 flush before each run (fresh
     inputs per run), and back to back over the same inputs."""
     inputs = [make_inputs() for _ in range(4)]
-    for i in range(3):
-        fn(*inputs[i % 4])
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    for i in range(runs):
-        flush.zero_()
-        starts[i].record()
-        fn(*inputs[i % 4])
-        ends[i].record()
-    torch.cuda.synchronize()
-    flushed = statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    calls = itertools.count()
+
+    def rotating():
+        fn(*inputs[next(calls) % 4])
+    # kopt's eager timing (bench/torch_eager.py): warm-up, flush, events, median
+    flushed = torch_eager.time_fn(rotating, runs, 3, "cuda", flush)["median_ms"]
     loops = []
     for _ in range(5):
         torch.cuda.synchronize()
