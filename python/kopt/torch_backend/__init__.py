@@ -35,13 +35,11 @@ Options (``options={...}``):
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
 import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from .report import GraphReport, Report, report, reset
 

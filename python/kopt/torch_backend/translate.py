@@ -30,8 +30,8 @@ import math
 import operator
 import re
 import struct
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
 import torch.fx
