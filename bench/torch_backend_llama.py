@@ -114,6 +114,27 @@ def rel_err(a, b):
     return float((a.float() - b.float()).abs().max() / b.float().abs().max())
 
 
+_CP_ASYNC = {"schedule": {"*": {"copy": "cp_async"}}}  # no TMA maps: capturable
+#: mode -> torch.compile's arguments (None: the module in eager)
+MODES = {
+    "eager": None,
+    "inductor": {},
+    "inductor-reduce-overhead": {"mode": "reduce-overhead"},
+    "inductor-max-autotune": {"mode": "max-autotune"},
+    # kopt's defaults: each partition measured against PyTorch at its first call
+    "kopt": {"backend": "kopt"},
+    "kopt-always": {"backend": "kopt", "options": {"choose": "kopt"}},
+    "kopt-reduce-overhead": {"backend": "kopt", "mode": "reduce-overhead"},
+    "kopt-reduce-overhead-cp-async": {"backend": "kopt",
+                                      "options": dict(_CP_ASYNC, cudagraphs=True)},
+    # the ops kopt does not take compiled by Inductor
+    "kopt-inductor": {"backend": "kopt", "options": {"remainder": "inductor"}},
+    "kopt-inductor-reduce-overhead-cp-async": {
+        "backend": "kopt", "options": dict(_CP_ASYNC, cudagraphs=True,
+                                           remainder="inductor")},
+}
+
+
 def run_shape(name, module, make_inputs, modes, runs, flush, results):
     torch.manual_seed(0)
     ref_args = make_inputs()
@@ -125,29 +146,14 @@ def run_shape(name, module, make_inputs, modes, runs, flush, results):
             try:
                 torch._dynamo.reset()
                 t0 = time.time()
-                if mode == "eager":
+                how = MODES[mode]
+                if how is None:
                     fn = module
-                elif mode == "inductor":
-                    fn = torch.compile(module)
-                elif mode == "inductor-max-autotune":
-                    fn = torch.compile(module, mode="max-autotune")
-                elif mode == "kopt":
-                    import kopt.torch_backend as kb
-                    kb.reset()
-                    fn = torch.compile(module, backend="kopt", dynamic=False)
-                elif mode == "kopt-reduce-overhead":
-                    import kopt.torch_backend as kb
-                    kb.reset()
-                    fn = torch.compile(module, backend="kopt", mode="reduce-overhead",
-                                       dynamic=False)
-                elif mode == "kopt-reduce-overhead-cp-async":
-                    import kopt.torch_backend as kb
-                    kb.reset()
-                    fn = torch.compile(module, backend="kopt", dynamic=False,
-                                       options={"cudagraphs": True,
-                                                "schedule": {"*": {"copy": "cp_async"}}})
-                elif mode == "inductor-reduce-overhead":
-                    fn = torch.compile(module, mode="reduce-overhead")
+                else:
+                    if how.get("backend") == "kopt":
+                        import kopt.torch_backend as kb
+                        kb.reset()
+                    fn = torch.compile(module, dynamic=False, **how)
                 out = fn(*ref_args)
                 torch.cuda.synchronize()
                 rec["compile_s"] = round(time.time() - t0, 2)
@@ -158,6 +164,8 @@ def run_shape(name, module, make_inputs, modes, runs, flush, results):
                     rep = kb.report()
                     rec["report"] = str(rep)
                     rec["unsupported"] = dict(rep.unsupported_ops())
+                    rec["choices"] = [f"{g.name} {n}: {c}" for g in rep
+                                      for n, c in g.chosen.items()]
             except Exception as e:  # a mode that fails is recorded, not fatal
                 rec["error"] = f"{type(e).__name__}: {e}"
                 traceback.print_exc()
@@ -172,14 +180,20 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--kv", type=int, default=1024, help="KV cache length at decode")
     ap.add_argument("--max-autotune", action="store_true")
+    ap.add_argument("--modes", default="", help="comma-separated modes (default: all "
+                    "but inductor-max-autotune): " + ", ".join(MODES))
     ap.add_argument("--only", default="", help="comma-separated shape names")
     ap.add_argument("--layers", default="1,2", help="decoder layers per module, e.g. 1,2")
     args = ap.parse_args()
     dev = torch.device("cuda")
     dt = torch.bfloat16
     flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
-    modes = ["eager", "inductor", "inductor-reduce-overhead"] + (["inductor-max-autotune"] if args.max_autotune else []) \
-        + ["kopt", "kopt-reduce-overhead", "kopt-reduce-overhead-cp-async"]
+    modes = [m for m in MODES if m != "inductor-max-autotune" or args.max_autotune]
+    if args.modes:
+        modes = args.modes.split(",")
+        bad = [m for m in modes if m not in MODES]
+        if bad:
+            ap.error(f"unknown modes {bad}; modes: {', '.join(MODES)}")
     results = []
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "transformers": transformers.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -233,6 +233,32 @@ kopt_function_launch(kopt_module *module, const char *function,
                      const uint64_t *args, size_t num_args, uint64_t workspace,
                      uint64_t workspace_bytes, void *stream, uint32_t flags);
 
+/*===-- Tuning database ---------------------------------------------------===*/
+
+/** The tuning database (SQLite, docs/tuning.md) for frameworks that measure
+ *  choices of their own, such as the PyTorch backend's choice between kopt's
+ *  kernels and PyTorch's for a partition. Available when the compiler is
+ *  built (a runtime-only library says so). */
+
+/** Adds one trial record, a JSON object in the format of `kopt-tune
+ *  --export` lines (docs/tuning.md: workload, ops, kopt_version, schedule,
+ *  status required), to the database at `db_path` (created when missing), in
+ *  one transaction. An empty kopt_version is this library's version; an
+ *  empty time is now. A malformed record is an error naming the key; a file
+ *  that is not a kopt tuning database is an error and is never written. */
+KOPT_C_EXPORT kopt_error *kopt_tuning_db_add(const char *db_path,
+                                             const char *record_json,
+                                             size_t length);
+/** The usable trials (status "ok", correct, finite median; measurer "gpu")
+ *  of `workload` recorded by this kopt version, as a JSON array of records
+ *  in id order (`[]` when the file holds none or does not exist). `*json`
+ *  is NUL-terminated; free it with kopt_string_free. */
+KOPT_C_EXPORT kopt_error *kopt_tuning_db_trials(const char *db_path,
+                                                const char *workload,
+                                                char **json);
+/** Frees a string the library returned (NULL is allowed). */
+KOPT_C_EXPORT void kopt_string_free(char *text);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

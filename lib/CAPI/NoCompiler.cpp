@@ -8,6 +8,8 @@
 
 #include "Internal.h"
 
+#include <cstdlib>
+
 using kopt::capi::makeError;
 
 struct kopt_compiled {};
@@ -34,5 +36,17 @@ kopt_error *kopt_compiled_write(const kopt_compiled *, const char *) {
   return makeError("kopt_compiled_write: built without the compiler");
 }
 void kopt_compiled_free(kopt_compiled *) {}
+
+kopt_error *kopt_tuning_db_add(const char *, const char *, size_t) {
+  return makeError("kopt_tuning_db_add: this libkopt was built without the "
+                   "compiler (KOPT_BUILD_COMPILER=OFF), which holds the "
+                   "tuning database");
+}
+kopt_error *kopt_tuning_db_trials(const char *, const char *, char **) {
+  return makeError("kopt_tuning_db_trials: this libkopt was built without the "
+                   "compiler (KOPT_BUILD_COMPILER=OFF), which holds the "
+                   "tuning database");
+}
+void kopt_string_free(char *text) { std::free(text); }
 
 } // extern "C"

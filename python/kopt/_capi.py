@@ -108,6 +108,9 @@ def _declare(lib):
         "kopt_function_workspace_bytes": (err, [P, C, ctypes.POINTER(U64)]),
         "kopt_function_launch": (err, [P, C, ctypes.POINTER(U64), S, U64, U64,
                                        P, ctypes.c_uint32]),
+        "kopt_tuning_db_add": (err, [C, C, S]),
+        "kopt_tuning_db_trials": (err, [C, C, ctypes.POINTER(P)]),
+        "kopt_string_free": (None, [P]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)

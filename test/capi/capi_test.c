@@ -172,8 +172,7 @@ static int testLaunch(const char *manifestPath) {
     return failures;
   expect(kopt_module_num_functions(module) == 1, "one function");
   const char *first = kopt_module_function_name(module, 0);
-  expect(first != NULL && strcmp(first, "forward") == 0,
-         "it is 'forward'");
+  expect(first != NULL && strcmp(first, "forward") == 0, "it is 'forward'");
   expect(kopt_module_function_name(module, 5) == NULL,
          "out-of-range function index gives NULL");
   expect(strstr(kopt_module_manifest(module), "add_bcast_f32") != NULL,
@@ -244,13 +243,51 @@ static int testLaunch(const char *manifestPath) {
   return failures;
 }
 
+/* kopt_tuning_db_add / kopt_tuning_db_trials on a database in `dir`. */
+static int testTuningDb(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/capi-tuning.db", dir);
+  unlink(path);
+  char *json = NULL;
+  expectOk(kopt_tuning_db_trials(path, "w", &json), "trials of a missing file");
+  expect(json && strcmp(json, "[]") == 0, "a missing file holds no trials");
+  kopt_string_free(json);
+  expect(access(path, F_OK) != 0, "reading does not create the file");
+  static const char rec[] =
+      "{\"workload\": \"w\", \"ops\": \"partition\", \"schedule\": "
+      "{\"impl\": \"kopt\"}, \"status\": \"ok\", \"measurer\": \"gpu\", "
+      "\"median_ms\": 0.5, \"correct\": true, \"kopt_version\": \"\"}";
+  expectOk(kopt_tuning_db_add(path, rec, strlen(rec)), "add a record");
+  json = NULL;
+  expectOk(kopt_tuning_db_trials(path, "w", &json), "trials after add");
+  expect(json && strstr(json, "\"median_ms\":0.5") &&
+             strstr(json, "\"impl\":\"kopt\""),
+         "the record comes back");
+  kopt_string_free(json);
+  kopt_string_free(NULL);
+  expectError(kopt_tuning_db_add(path, "{\"workload\": 1}", 15), "workload",
+              "a wrongly-typed key is named");
+  expectError(kopt_tuning_db_add(path, "[1,", 3), "not a JSON object",
+              "malformed JSON");
+  expectError(kopt_tuning_db_add("", rec, strlen(rec)), "db_path is empty",
+              "empty path");
+  expectError(kopt_tuning_db_trials(path, "", &json), "workload is empty",
+              "empty workload");
+  unlink(path);
+  return failures;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "compile") == 0)
     testCompile();
+  else if (argc >= 3 && strcmp(argv[1], "tuning-db") == 0)
+    testTuningDb(argv[2]);
   else if (argc >= 3 && strcmp(argv[1], "launch") == 0)
     testLaunch(argv[2]);
   else {
-    fprintf(stderr, "usage: %s compile | launch MANIFEST.json\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s compile | tuning-db DIR | launch MANIFEST.json\n",
+            argv[0]);
     return 2;
   }
   printf("%d failure(s)\n", failures);

@@ -18,6 +18,7 @@ import kopt.torch_backend as kb  # noqa: E402
 
 DEV = "cuda"
 BF16 = torch.bfloat16
+KOPT = {"choose": "kopt"}  # kopt's kernels, never PyTorch's: tests of kopt's launches
 
 
 def hf_rmsnorm(x, w, eps=1e-6):
@@ -68,7 +69,7 @@ def test_noncontiguous_and_misaligned_inputs():
     def fn(x, y):
         return torch.exp(x) * y + 1.0
     torch._dynamo.reset()
-    f = torch.compile(fn, backend="kopt", dynamic=False)
+    f = torch.compile(fn, backend="kopt", dynamic=False, options=KOPT)
     base = torch.randn(64 * 64 + 1, device=DEV, dtype=BF16)
     x = base[1:].view(64, 64)           # 2-byte offset: not 16-byte aligned
     y = torch.randn(64, 64, device=DEV, dtype=BF16).t()  # non-contiguous
@@ -82,7 +83,7 @@ def test_new_shapes_compile_once_each():
         return torch.nn.functional.silu(x @ w.t())
     torch._dynamo.reset()
     kb.reset()
-    f = torch.compile(fn, backend="kopt")
+    f = torch.compile(fn, backend="kopt", options=KOPT)
     w = torch.randn(256, 128, device=DEV, dtype=torch.float16)
     with torch.no_grad():
         def call(m):
@@ -103,7 +104,8 @@ def rows(x, b):
 
 def test_reduce_overhead_replays_a_cuda_graph():
     torch._dynamo.reset()
-    f = torch.compile(rows, backend="kopt", mode="reduce-overhead", dynamic=False)
+    f = torch.compile(rows, backend="kopt", mode="reduce-overhead", dynamic=False,
+                      options=KOPT)
     b = torch.randn(512, device=DEV, dtype=BF16)
     with torch.no_grad():
         outs = []
@@ -128,7 +130,7 @@ def test_reduce_overhead_with_tma_kernels_says_why_and_runs(block):
 
 def test_user_cuda_graph_capture():
     torch._dynamo.reset()
-    f = torch.compile(rows, backend="kopt", dynamic=False)
+    f = torch.compile(rows, backend="kopt", dynamic=False, options=KOPT)
     x = torch.randn(64, 512, device=DEV, dtype=BF16)
     b = torch.randn(512, device=DEV, dtype=BF16)
     with torch.no_grad():
@@ -144,3 +146,76 @@ def test_user_cuda_graph_capture():
         g.replay()
         torch.cuda.synchronize()
         close(out[0], rows(x, b)[0])
+
+
+# --- kopt or PyTorch, by measurement (choose.py) ------------------------------
+
+def test_measured_choices_are_recorded_and_reused(block, tmp_path):
+    db = tmp_path / "choices.db"
+    x = torch.randn(4, 7, 512, device=DEV, dtype=BF16)
+    with torch.no_grad():
+        want = block(x)
+        for source in ("measured", "tuning_db"):
+            torch._dynamo.reset()
+            kb.reset()
+            f = torch.compile(block, backend="kopt", dynamic=False,
+                              options={"tuning_db": str(db), "cache_dir": None})
+            for got, w in zip(f(x), want):
+                close(got, w)
+            rep = kb.report()[-1]
+            assert rep.partitions >= 1 and len(rep.chosen) == rep.partitions, str(rep)
+            for choice in rep.chosen.values():
+                assert choice.source == source, str(rep)
+                assert choice.kopt_ms > 0 and choice.pytorch_ms > 0, str(rep)
+            print(rep)
+    from kopt import tuning_db
+    import sqlite3
+    rows_ = sqlite3.connect(db).execute(
+        "select workload, schedule, median_ms from trials").fetchall()
+    assert len(rows_) == 2 * rep.partitions  # kopt's and PyTorch's, once each
+    assert all(tuning_db.trials(db, w) for w, _, _ in rows_)
+
+
+def test_kernels_that_disagree_with_pytorch_are_not_used(monkeypatch):
+    from kopt.torch_backend import module as km
+    real = km.KoptPartition.run_kopt
+
+    def wrong(self, args, device):
+        return tuple(o * 1.5 for o in real(self, args, device))
+    monkeypatch.setattr(km.KoptPartition, "run_kopt", wrong)
+    torch._dynamo.reset()
+    kb.reset()
+    f = torch.compile(rows, backend="kopt", dynamic=False)
+    x = torch.randn(64, 512, device=DEV, dtype=BF16)
+    b = torch.randn(512, device=DEV, dtype=BF16)
+    with torch.no_grad(), pytest.warns(UserWarning, match="disagree with PyTorch"):
+        got = f(x, b)
+    for g, w in zip(got, rows(x, b)):
+        close(g, w)
+    (choice,) = kb.report()[-1].chosen.values()
+    assert (choice.impl, choice.source) == ("pytorch", "mismatch")
+
+
+def rope_block(x, w, cos, sin):
+    """A matmul (kopt's) between ops kopt leaves to PyTorch (cat, slices)."""
+    y = x @ w.t()
+    a, b = y[..., : y.shape[-1] // 2], y[..., y.shape[-1] // 2:]
+    rot = torch.cat((-b, a), -1)
+    return torch.softmax((y * cos + rot * sin).float(), -1).to(y.dtype)
+
+
+def test_inductor_runs_the_remainder():
+    torch._dynamo.reset()
+    kb.reset()
+    f = torch.compile(rope_block, backend="kopt", dynamic=False,
+                      options={"remainder": "inductor"})
+    x = torch.randn(2, 64, 256, device=DEV, dtype=BF16)
+    w = torch.randn(128, 256, device=DEV, dtype=BF16) * 0.05
+    cos = torch.randn(64, 128, device=DEV, dtype=BF16)
+    sin = torch.randn(64, 128, device=DEV, dtype=BF16)
+    with torch.no_grad():
+        close(f(x, w, cos, sin), rope_block(x, w, cos, sin))
+    rep = kb.report()[-1]
+    print(rep)
+    assert rep.inductor_groups >= 1 and not rep.failed_groups, str(rep)
+    assert all(c.impl in ("kopt", "inductor") for c in rep.chosen.values()), str(rep)

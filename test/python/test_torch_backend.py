@@ -239,8 +239,8 @@ def test_options_are_checked():
         tb.Options.make({"min_partition_ops": 0}, None)
     with pytest.raises(ValueError, match="mode 'max-autotune'"):
         tb.Options.make(None, "max-autotune")
-    with pytest.raises(ValueError, match="tuning_db"):
-        tb.Options.make({"tuning_db": "/nonexistent.db"}, None)
+    with pytest.raises(ValueError, match="tuning_db .* is not a file"):
+        tb.Options.make({"tuning_db": "/"}, None)
     assert tb.Options.make(None, "reduce-overhead").cudagraphs
 
 
@@ -321,3 +321,122 @@ def test_wrongly_shaped_cache_entry_is_recompiled_and_repaired(tmp_path, manifes
     gm, rep = compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
     assert rep.partitions == 1
     assert km._read_entry(entry) is not None  # the entry was written again
+
+
+# --- the choice between kopt and PyTorch per partition (choose.py) ----------
+
+from kopt.torch_backend import choose, remainder  # noqa: E402
+
+
+def test_choice_comes_from_the_tuning_db_when_it_holds_both(tmp_path):
+    from kopt import tuning_db
+    db = tmp_path / "choices.db"  # created when first written
+    gm, _ = compile_fn(lambda x: x.tanh() * 3.0, ((64, 256), F32), tuning_db=str(db))
+    (p,) = partitions(gm)
+    assert p.choice is None  # nothing known: measured at the first GPU call
+    key = p.chooser.workload
+    assert key.startswith("torch-partition/") and key.endswith("/sm_90a/pytorch")
+    row = {"workload": key, "ops": "partition", "status": "ok", "measurer": "gpu",
+           "correct": True}
+    tuning_db.add(db, dict(row, schedule={"impl": "kopt"}, median_ms=0.020))
+    gm, _ = compile_fn(lambda x: x.tanh() * 3.0, ((64, 256), F32), tuning_db=str(db))
+    assert partitions(gm)[0].choice is None  # one side only: still measured
+    tuning_db.add(db, dict(row, schedule={"impl": "pytorch"}, median_ms=0.012))
+    gm, _ = compile_fn(lambda x: x.tanh() * 3.0, ((64, 256), F32), tuning_db=str(db))
+    c = partitions(gm)[0].choice
+    assert (c.impl, c.source, c.kopt_ms, c.pytorch_ms) == ("pytorch", "tuning_db",
+                                                           0.020, 0.012)
+    # Another shape is another workload.
+    gm, _ = compile_fn(lambda x: x.tanh() * 3.0, ((64, 512), F32), tuning_db=str(db))
+    assert partitions(gm)[0].choice is None
+    gm, _ = compile_fn(lambda x: x.tanh() * 3.0, ((64, 256), F32), choose="kopt")
+    assert partitions(gm)[0].choice.impl == "kopt"
+
+
+def test_decide_keeps_kopt_within_two_percent():
+    assert choose.decide(1.0, 0.99, "pytorch", "measured").impl == "kopt"
+    assert choose.decide(1.0, 0.97, "pytorch", "measured").impl == "pytorch"
+    assert choose.decide(0.5, 1.0, "inductor", "measured").impl == "kopt"
+
+
+def test_mismatch_within_the_dtype_rounding_and_special_values():
+    p = torch.linspace(-4, 4, 1000)
+    assert choose.mismatch([p.clone()], [p]) is None
+    assert choose.mismatch([(p * 1.004).to(BF16)], [p.to(BF16)]) is None
+    assert "max |kopt - PyTorch|" in choose.mismatch([p + 0.5], [p])
+    assert "shape" in choose.mismatch([p[:10]], [p])
+    assert "shape" in choose.mismatch([p.to(F16)], [p])
+    q = p.clone()
+    q[3] = float("nan")
+    assert "NaN" in choose.mismatch([p], [q])
+    assert choose.mismatch([q.clone()], [q]) is None
+    q[3] = float("inf")
+    assert "inf" in choose.mismatch([torch.where(q.isinf(), -q, q)], [q])
+    assert choose.mismatch([torch.tensor([1, 2])], [torch.tensor([1, 3])]) == "output 0 differs"
+
+
+# --- the remainder compiled by Inductor (remainder.py) ----------------------
+
+def mixed(x, w):
+    h = torch.nn.functional.linear(x, w).tanh()
+    return h.cumsum(-1).exp() * 2 + h
+
+
+MIXED = [((16, 64), F32), ((128, 64), F32)]
+
+
+def test_inductor_remainder_groups_what_kopt_leaves(monkeypatch):
+    compiled = []
+
+    def eager(sub):  # stands in for Inductor: runs the group's ATen ops
+        compiled.append(sub)
+        return lambda args: sub(*args)
+    monkeypatch.setattr(remainder, "inductor_compile", eager)
+    gm, rep = compile_fn(mixed, *MIXED, remainder="inductor")
+    groups = [m for m in gm.modules() if isinstance(m, remainder.InductorGroup)]
+    assert len(groups) == 1 and rep.inductor_groups == 1 and len(partitions(gm)) == 2
+    (sub,) = compiled
+    assert [n.target for n in sub.graph.nodes if n.op == "call_function"] == [
+        torch.ops.aten.cumsum.default]
+    assert "1 groups compiled by Inductor" in str(rep)
+    # The partitions measure themselves against Inductor's code of their own ops.
+    assert {p.chooser.alt for p in partitions(gm)} == {"inductor"}
+    x, w = torch.randn(16, 64), torch.randn(128, 64)
+    got = gm(x, w)
+    torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got,
+                               mixed(x, w))
+
+
+def test_inductor_failure_leaves_the_group_in_eager(monkeypatch):
+    def broken(sub):
+        raise RuntimeError("injected Inductor failure\nwith a long log")
+    monkeypatch.setattr(remainder, "inductor_compile", broken)
+    with pytest.warns(UserWarning, match="injected Inductor failure"):
+        gm, rep = compile_fn(mixed, *MIXED, remainder="inductor")
+    assert rep.failed_groups == ["RuntimeError: injected Inductor failure"]
+    x, w = torch.randn(16, 64), torch.randn(128, 64)
+    got = gm(x, w)
+    torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got,
+                               mixed(x, w))
+
+
+def test_inductor_compiles_a_group_for_real():
+    """Inductor's own compile of a group (on the CPU here: its C++ code)."""
+    def f(x, y):
+        return (x.tanh().cumsum(-1) * y).softmax(-1)
+    with FakeTensorMode():
+        gm = make_fx(f, tracing_mode="fake")(torch.empty(8, 64), torch.empty(8, 64))
+    (group,) = remainder.compile_groups(gm)
+    assert group.fallback_reason is None and group.compiled is not None
+    x, y = torch.randn(8, 64), torch.randn(8, 64)
+    got = gm(x, y)
+    torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got, f(x, y))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"choose": "fastest"}, "choose"), ({"remainder": "tvm"}, "remainder"),
+    ({"choose_runs": 0}, "choose_runs"), ({"choose_runs": True}, "choose_runs"),
+    ({"tuning_db": "/nonexistent/dir/t.db"}, "no folder")])
+def test_choice_and_remainder_options_are_checked(options, message):
+    with pytest.raises(ValueError, match=message):
+        tb.Options.make(options, None)

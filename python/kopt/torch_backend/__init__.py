@@ -21,7 +21,17 @@ Options (``options={...}``):
   Hopper, else ``sm_90a``), ``features``, ``opt_level``: as kopt.compile.
 - ``fuse`` (default True): kopt-fuse's fusion inside each partition.
 - ``tuning_db`` (default ``$KOPT_TUNING_DB``): a kopt-tune database to take
-  the matmul schedules from (docs/tuning.md).
+  the matmul schedules from (docs/tuning.md), and where each partition's
+  measured choice between kopt and PyTorch is recorded (created when missing).
+- ``choose`` (default ``"measure"``): at each partition's first call, time
+  kopt's kernels against PyTorch's (check that they agree) and run the faster
+  from then on, or take the choice the tuning database's measurements make
+  (choose.py); ``"kopt"``: always kopt's kernels. ``choose_runs`` (default 10):
+  timed calls of each.
+- ``remainder`` (default ``"eager"``): what runs the ops kopt does not take:
+  PyTorch eager, or ``"inductor"``: each group of them compiled by Inductor
+  (torch.compile's default backend), which is then also what each kopt
+  partition is measured against.
 - ``schedule``: matmul schedules as kopt.compile takes them (a JSON file or
   the parsed JSON, by kernel name, workload key or ``"*"``: docs/schedules.md).
 - ``cache_dir`` (default ``$KOPT_CACHE_DIR`` or ``~/.cache/kopt/torch``;
@@ -60,6 +70,9 @@ class Options:
     cudagraphs: bool = False
     cudagraph_copy_outputs: bool = True
     report: bool = False
+    choose: str = "measure"
+    choose_runs: int = 10
+    remainder: str = "eager"
 
     @classmethod
     def make(cls, options: Optional[Dict[str, Any]], mode: Optional[str]) -> "Options":
@@ -85,8 +98,14 @@ class Options:
                              f"not {opts.min_partition_ops!r}")
         if opts.tuning_db is None:
             opts.tuning_db = os.environ.get("KOPT_TUNING_DB") or None
-        if opts.tuning_db is not None and not Path(opts.tuning_db).is_file():
-            raise ValueError(f"kopt backend: tuning_db {opts.tuning_db} is not a file")
+        if opts.tuning_db is not None:
+            db = Path(opts.tuning_db)
+            if db.exists() and not db.is_file():
+                raise ValueError(f"kopt backend: tuning_db {db} is not a file")
+            if not db.exists() and not db.parent.is_dir():
+                raise ValueError(f"kopt backend: tuning_db {db}: no folder "
+                                 f"{db.parent} to create it in")
+            opts.tuning_db = str(db)
         return opts
 
     def cache_path(self) -> Optional[Path]:
@@ -120,6 +139,16 @@ def _check_types(opts: "Options") -> None:
             bad(name, "a path")
     if opts.schedule is not None and not isinstance(opts.schedule, (str, os.PathLike, dict, list)):
         bad("schedule", "a path, a dict or a list")
+    if opts.choose not in ("measure", "kopt"):
+        raise ValueError(f"kopt backend: option 'choose' must be 'measure' or 'kopt', "
+                         f"not {opts.choose!r}")
+    if opts.remainder not in ("eager", "inductor"):
+        raise ValueError(f"kopt backend: option 'remainder' must be 'eager' or "
+                         f"'inductor', not {opts.remainder!r}")
+    if isinstance(opts.choose_runs, bool) or not isinstance(opts.choose_runs, int) \
+            or opts.choose_runs < 1:
+        raise ValueError(f"kopt backend: option 'choose_runs' must be an int >= 1, "
+                         f"not {opts.choose_runs!r}")
     if opts.opt_level is not None and (isinstance(opts.opt_level, bool) or opts.opt_level
                                        not in (1, 2, 3) or not isinstance(opts.opt_level, int)):
         raise ValueError(f"kopt backend: option 'opt_level' must be 1, 2 or 3, not "

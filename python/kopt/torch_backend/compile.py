@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import os
 import warnings
 from typing import Any, Dict, List
 
@@ -13,7 +14,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 
 from ..errors import KoptError
 from . import module as km
-from . import partition, patterns
+from . import choose, partition, patterns, remainder
 from . import translate as tr
 from .cudagraphs import CudaGraphRunner
 from .report import GraphReport, record
@@ -68,9 +69,11 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
     partition.untie_views(gm)
     the_plan = partition.plan(gm, opts.min_partition_ops, allow_tf32)
     compile_options: Dict[str, Any] = {"chip": chip, "fuse": bool(opts.fuse)}
-    for key in ("features", "opt_level", "tuning_db", "schedule"):
+    for key in ("features", "opt_level", "schedule"):
         if getattr(opts, key) is not None:
             compile_options[key] = getattr(opts, key)
+    if opts.tuning_db is not None and os.path.isfile(opts.tuning_db):
+        compile_options["tuning_db"] = opts.tuning_db  # else: not written yet
     cache = opts.cache_path()
     modules: List[km.KoptPartition] = []
     for nodes, sub, ins, outs, fn in the_plan.partitions:
@@ -83,7 +86,13 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
             warnings.warn(f"kopt: {rep.name}, {fn.name} ({len(nodes)} ops) runs in "
                           f"PyTorch: {reason}")
             rep.failed_partitions.append(f"{fn.name}: {e}")
-        modules.append(km.KoptPartition(sub, fn, compiled, reason))
+        alt = "inductor" if opts.remainder == "inductor" else "pytorch"
+        chooser = km.Chooser(opts.choose, opts.choose_runs, opts.tuning_db,
+                             choose.workload_key(fn.mlir, chip, alt), alt,
+                             alt_compile=remainder.inductor_compile
+                             if alt == "inductor" else None,
+                             on_choice=rep.chosen.__setitem__)
+        modules.append(km.KoptPartition(sub, fn, compiled, reason, chooser))
         if compiled is not None:
             rep.partitions += 1
             rep.ops_kopt.update(fn.ops)
@@ -108,6 +117,11 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
     rep.pytorch_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function"
                           and n.target not in tr.VIEW_TARGETS
                           and n.target is not torch.ops.aten.sym_size.int)
+    if opts.remainder == "inductor":
+        groups = remainder.compile_groups(gm)
+        rep.inductor_groups = len(groups)
+        rep.failed_groups = [g.fallback_reason for g in groups
+                             if g.fallback_reason is not None]
     record(rep, opts.report)
     return gm
 

@@ -32,6 +32,7 @@ import torch.fx
 from .. import _capi
 from ..compiler import compile as kopt_compile
 from ..errors import KoptError
+from . import choose
 from . import translate as tr
 
 _ALIGN = 16  # bytes: kopt's kernels read and write with 16-byte accesses
@@ -135,12 +136,15 @@ class KoptPartition(torch.nn.Module):
     are made by PyTorch from the tensors they view."""
 
     def __init__(self, sub: torch.fx.GraphModule, fn: tr.Function,
-                 compiled: Optional[CompiledText], fallback_reason: Optional[str]):
+                 compiled: Optional[CompiledText], fallback_reason: Optional[str],
+                 chooser: Optional["Chooser"] = None):
         super().__init__()
         self.sub = sub  # the partition's ATen graph: the eager fallback
         self.fn = fn
         self.compiled = compiled
         self.fallback_reason = fallback_reason
+        self.chooser = chooser or Chooser()
+        self.choice: Optional[choose.Choice] = self.chooser.initial()
         self._module = None
         self._function = None
         self._consts: List[torch.Tensor] = []
@@ -206,6 +210,14 @@ class KoptPartition(torch.nn.Module):
         if device != self._device:
             raise RuntimeError(f"kopt: {self.fn.name} was loaded on {self._device}, "
                                f"called with tensors on {device}")
+        if self.choice is None and not torch.cuda.is_current_stream_capturing():
+            self.choice = self.chooser.choose(self, args, device)
+        if self.choice is not None and self.choice.impl != "kopt":
+            return tuple(self.chooser.pytorch(self, args))
+        return self.run_kopt(args, device)
+
+    def run_kopt(self, args, device):
+        """The partition's outputs by kopt's kernels."""
         keep = []
         ptrs = []
         for i, shape in zip(self.fn.arg_placeholders, self._arg_shapes):
@@ -254,6 +266,60 @@ def _raw_stream(index: int) -> int:
     if _get_raw is not None:
         return _get_raw(index)
     return torch.cuda.current_stream(index).cuda_stream
+
+
+class Chooser:
+    """How a partition picks between kopt's kernels and PyTorch's
+    (:mod:`choose`): ``mode`` "measure" or "kopt"; ``alt`` names PyTorch's
+    implementation ("pytorch": the partition's ATen ops in eager; "inductor":
+    compiled by Inductor, ``alt_fn``); ``db`` the tuning database;
+    ``workload`` the partition's key; ``on_choice`` is told each choice."""
+
+    def __init__(self, mode: str = "kopt", runs: int = 10, db: Optional[str] = None,
+                 workload: str = "", alt: str = "pytorch", alt_compile=None,
+                 on_choice=None):
+        self.mode, self.runs, self.db, self.workload = mode, runs, db, workload
+        self.alt, self.alt_compile, self.on_choice = alt, alt_compile, on_choice
+        self.alt_fn = None
+
+    def initial(self) -> Optional[choose.Choice]:
+        """The choice known before any call (None: measure at the first)."""
+        if self.mode == "kopt":
+            return choose.Choice("kopt", "option")
+        return choose.from_db(self.db, self.workload, self.alt)
+
+    def pytorch(self, part: "KoptPartition", args):
+        """The partition's outputs by PyTorch (Inductor's code, compiled at the
+        first call, when ``alt_compile`` is set; eager when that fails)."""
+        if self.alt_compile is not None:
+            try:
+                self.alt_fn = self.alt_compile(part.sub)
+            except Exception as e:  # noqa: BLE001 - any failure of Inductor's
+                warnings.warn(f"kopt: Inductor could not compile {part.fn.name}; "
+                              f"PyTorch's side of it runs in eager: {e}")
+            self.alt_compile = None
+        if self.alt_fn is not None:
+            return self.alt_fn(list(args))
+        return part.sub(*args)
+
+    def choose(self, part: "KoptPartition", args, device) -> choose.Choice:
+        kopt_ms, pytorch_ms, bad = choose.measure(
+            lambda: part.run_kopt(args, device), lambda: tuple(self.pytorch(part, args)),
+            device, self.runs)
+        if bad is not None:
+            warnings.warn(f"kopt: {part.fn.name}'s kernels disagree with PyTorch "
+                          f"({bad}); the partition runs in PyTorch")
+            choice = choose.Choice(self.alt, "mismatch")
+            if self.db:
+                choose.record_wrong(self.db, self.workload, bad, device)
+        else:
+            choice = choose.decide(kopt_ms, pytorch_ms, self.alt, "measured")
+            if self.db:
+                choose.record_db(self.db, self.workload, choice, self.alt, self.runs,
+                                 device)
+        if self.on_choice is not None:
+            self.on_choice(part.fn.name, choice)
+        return choice
 
 
 class _Ref:

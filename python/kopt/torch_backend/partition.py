@@ -150,12 +150,14 @@ def plan(gm: torch.fx.GraphModule, min_partition_ops: int,
     raise AssertionError("kopt: partitioning did not converge")
 
 
-def install(gm: torch.fx.GraphModule, partitions, modules) -> None:
+def install(gm: torch.fx.GraphModule, partitions, modules,
+            prefix: str = "kopt_partition") -> None:
     """Replaces each partition's nodes by a call of its module (an
-    nn.Module returning a tuple of the partition's outputs)."""
+    nn.Module returning a tuple of the partition's outputs), named
+    ``<prefix>_<k>``."""
     moved: Dict[torch.fx.Node, torch.fx.Node] = {}  # an earlier partition's outputs
     for k, ((nodes, sub, ins, outs, fn), module) in enumerate(zip(partitions, modules)):
-        name = f"kopt_partition_{k}"
+        name = f"{prefix}_{k}"
         gm.add_submodule(name, module)
         last = max(outs, key=list(gm.graph.nodes).index)
         with gm.graph.inserting_after(last):

@@ -8,7 +8,7 @@ import collections
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 _lock = threading.Lock()
 _graphs: List["GraphReport"] = []
@@ -31,6 +31,12 @@ class GraphReport:
     #: partitions that run in PyTorch because kopt failed to compile them
     failed_partitions: List[str] = field(default_factory=list)
     whole_graph_fallback: Optional[str] = None
+    #: partition name -> choose.Choice, as each partition's first call made it
+    chosen: Dict[str, Any] = field(default_factory=dict)
+    #: groups of the remainder compiled by Inductor (remainder="inductor"),
+    #: and why those that run in eager failed
+    inductor_groups: int = 0
+    failed_groups: List[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"kopt torch.compile report: {self.name}"]
@@ -50,6 +56,13 @@ class GraphReport:
                 lines.append(f"    {op} x{n}: {reason}")
         for failed in self.failed_partitions:
             lines.append(f"  compile failed, runs in PyTorch: {failed}")
+        if self.inductor_groups:
+            lines.append(f"  remainder: {self.inductor_groups} groups compiled by "
+                         f"Inductor")
+        for failed in self.failed_groups:
+            lines.append(f"  Inductor failed, group runs in eager: {failed}")
+        for name, choice in self.chosen.items():
+            lines.append(f"  {name} runs {choice}")
         return "\n".join(lines)
 
 

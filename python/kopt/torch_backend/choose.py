@@ -1,0 +1,175 @@
+"""Per partition, kopt's kernels or PyTorch's: whichever measures faster.
+
+With ``choose="measure"`` (the default), a partition's first call on the GPU
+runs both ways on that call's own inputs: each once to warm up (PyTorch's
+allocator, Triton's autotuning when Inductor runs the remainder), then
+``choose_runs`` timed calls of each, interleaved, each after the L2 cache is
+flushed (a 256 MiB buffer zeroed: more than the H200's 50 MiB L2), timed with
+CUDA events on the current stream; the lower median wins and is used from
+then on. kopt wins ties within 2%: its kernels are the ones the search can
+still improve. A call made while a CUDA graph is being recorded cannot be
+timed; it runs kopt's kernels and leaves the choice to a later call.
+
+With a tuning database (the ``tuning_db`` option), both measurements are
+recorded as trials of the workload ``torch-partition/<sha256 of the
+partition's kopt MLIR>/<chip>/<pytorch impl>`` (the MLIR holds every shape and
+dtype), op chain ``partition``, schedule ``{"impl": "kopt"}`` or ``{"impl":
+"pytorch"}`` / ``{"impl": "inductor"}``, strategy ``torch_backend``. A later
+compile whose database holds both takes the faster without measuring, so the
+backend never picks the slower implementation it knows of.
+``choose="kopt"`` always runs kopt's kernels (no measurement).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import warnings
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+import torch
+
+from ..errors import KoptError
+
+_FLUSH_BYTES = 256 << 20
+_TIE = 0.02  # kopt keeps a partition unless PyTorch is more than 2% faster
+_flush_buffers = {}
+
+
+@dataclass
+class Choice:
+    impl: str  # "kopt", "pytorch" or "inductor"
+    source: str  # "measured", "tuning_db" or "option"
+    kopt_ms: Optional[float] = None
+    pytorch_ms: Optional[float] = None
+
+    def __str__(self) -> str:
+        if self.kopt_ms is None or self.pytorch_ms is None:
+            return f"{self.impl} ({self.source})"
+        return (f"{self.impl} ({self.source}: kopt {self.kopt_ms:.4f} ms, "
+                f"PyTorch {self.pytorch_ms:.4f} ms)")
+
+
+def workload_key(mlir: str, chip: str, alt: str) -> str:
+    digest = hashlib.sha256(mlir.encode()).hexdigest()[:32]
+    return f"torch-partition/{digest}/{chip}/{alt}"
+
+
+def decide(kopt_ms: float, pytorch_ms: float, alt: str, source: str) -> Choice:
+    impl = alt if pytorch_ms < kopt_ms * (1.0 - _TIE) else "kopt"
+    return Choice(impl, source, kopt_ms, pytorch_ms)
+
+
+def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:
+    """The choice the database's measurements make (None unless it holds a
+    usable trial of both implementations)."""
+    if not db:
+        return None
+    from .. import tuning_db
+    try:
+        rows = tuning_db.trials(db, workload)
+    except KoptError as e:
+        warnings.warn(f"kopt: cannot read the tuning database: {e}")
+        return None
+    best = {}
+    for r in rows:
+        impl = (r.get("schedule") or {}).get("impl")
+        ms = r.get("median_ms")
+        if impl in ("kopt", alt) and isinstance(ms, (int, float)):
+            best[impl] = min(ms, best.get(impl, float("inf")))
+    if "kopt" in best and alt in best:
+        return decide(best["kopt"], best[alt], alt, "tuning_db")
+    return None
+
+
+def _flush(device: torch.device) -> None:
+    buf = _flush_buffers.get(device)
+    if buf is None:
+        buf = _flush_buffers[device] = torch.empty(_FLUSH_BYTES, dtype=torch.uint8,
+                                                   device=device)
+    buf.zero_()
+
+
+def mismatch(kopt_out, pytorch_out) -> Optional[str]:
+    """Why kopt's outputs are not PyTorch's within the rounding of their dtype
+    (max |difference| over max |PyTorch's|: 0.05 for bfloat16, 0.01 for
+    float16 and for float32 (TF32 products allowed), exact for integer and
+    bool outputs), or None. NaN and inf must stand where PyTorch has them."""
+    for i, (k, p) in enumerate(zip(kopt_out, pytorch_out)):
+        if not isinstance(p, torch.Tensor):
+            continue
+        if not isinstance(k, torch.Tensor) or k.shape != p.shape or k.dtype != p.dtype:
+            return f"output {i}: not a {p.dtype} tensor of shape {list(p.shape)}"
+        if not p.is_floating_point():
+            if not torch.equal(k, p):
+                return f"output {i} differs"
+            continue
+        kf, pf = k.float(), p.float()
+        inf_p = torch.isinf(pf)
+        if not torch.equal(torch.isnan(kf), torch.isnan(pf)) or not torch.equal(
+                torch.isinf(kf), inf_p) or not torch.equal(kf[inf_p], pf[inf_p]):
+            return f"output {i}: NaN or inf where PyTorch has none, or the reverse"
+        finite = torch.isfinite(pf)
+        kd, pd = kf[finite], pf[finite]
+        scale = pd.abs().max().item() if pd.numel() else 0.0
+        err = (kd - pd).abs().max().item() if pd.numel() else 0.0
+        tol = {torch.bfloat16: 0.05, torch.float16: 0.01}.get(p.dtype, 0.01)
+        if err > tol * max(scale, 1e-30):
+            return (f"output {i}: max |kopt - PyTorch| = {err:.3g}, max |PyTorch| = "
+                    f"{scale:.3g}")
+    return None
+
+
+def measure(run_kopt: Callable[[], object], run_pytorch: Callable[[], object],
+            device: torch.device, runs: int) -> tuple:
+    """Checks kopt's outputs against PyTorch's (:func:`mismatch`), then the
+    median ms of each (interleaved, L2 flushed before each timed call).
+    Returns (kopt ms, PyTorch ms, mismatch or None); no timing after a
+    mismatch."""
+    bad = mismatch(run_kopt(), run_pytorch())
+    if bad is not None:
+        return None, None, bad
+    times: List[List[float]] = [[], []]
+    events = []
+    for _ in range(runs):
+        for which, fn in enumerate((run_kopt, run_pytorch)):
+            _flush(device)
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            events.append((which, start, end))
+    torch.cuda.synchronize(device)
+    for which, start, end in events:
+        times[which].append(start.elapsed_time(end))
+    return statistics.median(times[0]), statistics.median(times[1]), None
+
+
+def record_db(db: str, workload: str, choice: Choice, alt: str, runs: int,
+              device: torch.device) -> None:
+    from .. import tuning_db
+    name = torch.cuda.get_device_name(device)
+    try:
+        for impl, ms in (("kopt", choice.kopt_ms), (alt, choice.pytorch_ms)):
+            tuning_db.add(db, {"workload": workload, "ops": "partition",
+                               "schedule": {"impl": impl}, "status": "ok",
+                               "strategy": "torch_backend", "measurer": "gpu",
+                               "median_ms": ms, "runs": runs, "correct": True,
+                               "device": name})
+    except KoptError as e:
+        warnings.warn(f"kopt: cannot record the partition's measurements in the "
+                      f"tuning database: {e}")
+
+
+def record_wrong(db: str, workload: str, reason: str, device: torch.device) -> None:
+    from .. import tuning_db
+    try:
+        tuning_db.add(db, {"workload": workload, "ops": "partition",
+                           "schedule": {"impl": "kopt"}, "status": "wrong",
+                           "error": reason, "strategy": "torch_backend",
+                           "measurer": "gpu", "correct": False,
+                           "device": torch.cuda.get_device_name(device)})
+    except KoptError as e:
+        warnings.warn(f"kopt: cannot record the mismatch in the tuning database: {e}")

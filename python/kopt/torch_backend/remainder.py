@@ -1,0 +1,116 @@
+"""PyTorch's remainder compiled by Inductor (the ``remainder="inductor"``
+option).
+
+After kopt's partitions are installed, the ATen ops left in the graph are
+grouped into maximal acyclic groups (torch.fx's CapabilityBasedPartitioner over
+every op that is not a kopt partition's output), and each group with at least
+one compute op is compiled by Inductor's graph compiler
+(``torch._inductor.compile_fx.compile_fx_inner``: what torch.compile's default
+backend runs after AOT autograd) on the fake tensors the trace recorded. Each
+group then runs as one call of its compiled code: Inductor fuses its
+elementwise ops, reductions and views as it would in a graph of its own. A
+group Inductor fails to compile runs in eager, with a warning naming the
+cause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import warnings
+from typing import Callable, List, Optional
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
+
+from . import partition
+from . import translate as tr
+
+
+class _Remainder(OperatorSupportBase):
+    """Every ATen op but the getitems that unpack a kopt partition's outputs."""
+
+    def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        if node.op != "call_function":
+            return False
+        if node.target is operator.getitem and node.args[0].op == "call_module":
+            return False
+        return True
+
+
+def groups(gm: torch.fx.GraphModule) -> List[List[torch.fx.Node]]:
+    """The remainder's groups with at least one compute op, each in graph
+    order."""
+    proposals = CapabilityBasedPartitioner(
+        gm, _Remainder(), allows_single_node_partition=True).propose_partitions()
+    order = {n: k for k, n in enumerate(gm.graph.nodes)}
+    out = []
+    for part in proposals:
+        nodes = sorted(part.nodes, key=order.__getitem__)
+        if any(n.target not in tr.VIEW_TARGETS and n.target is not
+               torch.ops.aten.sym_size.int for n in nodes):
+            out.append(nodes)
+    out.sort(key=lambda nodes: order[nodes[0]])
+    return out
+
+
+class InductorGroup(torch.nn.Module):
+    """One group of the remainder: Inductor's compiled code, or the group's
+    ATen ops in eager when Inductor failed (``fallback_reason``)."""
+
+    def __init__(self, sub: torch.fx.GraphModule, compiled: Optional[Callable],
+                 fallback_reason: Optional[str]):
+        super().__init__()
+        self.sub = sub
+        self.compiled = compiled
+        self.fallback_reason = fallback_reason
+
+    def forward(self, *args):
+        if self.compiled is None:
+            return tuple(self.sub(*args))
+        return tuple(self.compiled(list(args)))
+
+
+def inductor_compile(sub: torch.fx.GraphModule) -> Callable:
+    """Inductor's compiled code of ``sub`` (an ATen graph returning a tuple,
+    with meta['val'] on its placeholders): a callable taking a list of
+    inputs."""
+    from torch._guards import detect_fake_mode
+    from torch._inductor.compile_fx import compile_fx_inner
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+    example = [n.meta["val"] for n in sub.graph.nodes if n.op == "placeholder"]
+    # Inductor's lowerings expect its decompositions applied first (as
+    # compile_fx's own AOT autograd pass applies them).
+    with detect_fake_mode(example) or contextlib.nullcontext():
+        decomposed = make_fx(sub, decomposition_table=select_decomp_table())(*example)
+    return compile_fx_inner(decomposed, example, is_inference=True)
+
+
+def compile_groups(gm: torch.fx.GraphModule,
+                   compile_fn: Optional[Callable[[torch.fx.GraphModule], Callable]] = None
+                   ) -> List[InductorGroup]:
+    """Replaces each group of ``gm``'s remainder by a call of its compiled
+    code (``compile_fn(sub)``, a callable on a list of inputs; default
+    :func:`inductor_compile`); returns the
+    group modules in graph order."""
+    compile_fn = compile_fn or inductor_compile
+    found = groups(gm)
+    plans, modules = [], []
+    for k, nodes in enumerate(found):
+        sub, ins, outs = fuse_as_graphmodule(gm, nodes, f"inductor_group_{k}",
+                                             always_return_tuple=True)
+        compiled, reason = None, None
+        try:
+            compiled = compile_fn(sub)
+        except Exception as e:  # noqa: BLE001 - any failure of Inductor's
+            reason = f"{type(e).__name__}: {e}".splitlines()[0][:400]
+            warnings.warn(f"kopt: Inductor could not compile a group of "
+                          f"{len(nodes)} ops; it runs in eager: {reason}")
+        plans.append((nodes, sub, ins, outs, None))
+        modules.append(InductorGroup(sub, compiled, reason))
+    partition.install(gm, plans, modules, prefix="inductor_group")
+    return modules
