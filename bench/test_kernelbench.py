@@ -1,4 +1,4 @@
-"""bench/kernelbench.py without a GPU: a fake KernelBench checkout (a problem
+"""bench/run_kernelbench.py without a GPU: a fake KernelBench checkout (a problem
 that runs, one whose model cannot be built, one that kills its worker, one
 that hangs), run in eager and through the kopt backend on the CPU (where it
 runs everything in PyTorch); fast_p and the summary from synthetic records."""
@@ -18,7 +18,7 @@ else:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import kernelbench as kbench  # noqa: E402
+import run_kernelbench as kbench  # noqa: E402
 
 PROBLEM = '''
 import torch
@@ -53,7 +53,7 @@ def test_runner_on_a_fake_checkout(tmp_path):
     write(root, 2, "1_Hang", body="import time; time.sleep(600)")
     write(root, 2, "3_Relu", body="return torch.relu(x - 0.5)")
     out = tmp_path / "out"
-    cmd = [sys.executable, os.path.join(HERE, "kernelbench.py"), "--kernelbench", str(root),
+    cmd = [sys.executable, os.path.join(HERE, "run_kernelbench.py"), "--kernelbench", str(root),
            "--out", str(out), "--modes", "eager,kopt", "--runs", "2", "--trials", "2",
            "--problem-timeout", "25"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
@@ -77,6 +77,13 @@ def test_runner_on_a_fake_checkout(tmp_path):
     assert "check_like_kernelbench" in summary["env"]["checker"]  # no src/kernelbench
     md = (out / "summary.md").read_text()
     assert "| 1 | kopt | 3 | 1 |" in md and "1/10_Exit" in md
+    # past the deadline nothing starts; --resume runs what did not run
+    r = subprocess.run(cmd[:-2] + ["--problem-timeout", "25", "--deadline", "0.001",
+                                   "--out", str(tmp_path / "late"), "--problems", "1/1"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    late = [json.loads(l) for l in open(tmp_path / "late" / "results.jsonl")]
+    assert r.returncode == 0 and late == [{"id": "1/1_Tanh",
+                                           "error": "not run: past --deadline"}], r.stdout
     # --resume runs nothing again
     r = subprocess.run(cmd + ["--resume", "--problems", "1/1,2/3_*"], capture_output=True,
                        text=True, env=env, timeout=300)

@@ -2,9 +2,9 @@
 """KernelBench levels 1 and 2 through torch.compile(backend="kopt"), beside
 PyTorch eager and torch.compile's default (Inductor), on one GPU or several.
 
-    python3 bench/kernelbench.py --kernelbench ~/KernelBench --out OUT [--levels 1,2]
+    python3 bench/run_kernelbench.py --kernelbench ~/KernelBench --out OUT [--levels 1,2]
         [--problems 1/19,2/*Gemm*] [--modes eager,inductor,kopt,kopt-inductor]
-        [--gpus N] [--runs 20] [--trials 5] [--problem-timeout 900] [--resume]
+        [--gpus N] [--runs 20] [--trials 5] [--problem-timeout 900] [--deadline S] [--resume]
 
 KernelBench (github.com/ScalingIntelligence/KernelBench) is a public benchmark:
 fetch it yourself and pass the path of the checkout; nothing of it is kept in
@@ -18,11 +18,13 @@ eval does), moves it and its inputs to the GPU in float32, and for each mode:
   against PyTorch at its first call; ``kopt-inductor``: the same with
   ``options={"remainder": "inductor"}``), the first call timed as compile_s;
 - checks it with KernelBench's own correctness check
-  (``kernelbench.eval.run_and_check_correctness`` from the checkout's src/:
+  (``kernelbench.eval.run_and_check_correctness`` from the checkout's src/,
+  through its package or, where that cannot be imported (its __init__ pulls
+  in LLM clients), eval.py alone:
   ``trials`` input sets from seeds drawn after ``torch.manual_seed(42)``, output
   shapes equal and ``torch.allclose`` at KernelBench's tolerance for float32,
-  1e-4); where that module cannot be imported (it needs pydantic, requests and
-  numpy) a transcription of the same function here (``check_like_kernelbench``)
+  1e-4); where neither imports (eval.py needs pydantic, requests and numpy)
+  a transcription of the same function here (``check_like_kernelbench``)
   is used and the record says so;
 - times it as the project's benchmarks do (bench/torch_eager.py's time_fn:
   3 warm-up calls, then ``runs`` calls each after a 256 MiB L2 flush, CUDA
@@ -145,14 +147,30 @@ def check_like_kernelbench(model, model_new, get_inputs, trials, device, seed=SE
 def kernelbench_checker(root):
     """KernelBench's own run_and_check_correctness, or None (with the reason)
     when its module cannot be imported here."""
+    import importlib
+    import types
     src = os.path.join(root, "src")
     if src not in sys.path:
         sys.path.insert(0, src)
     try:
         from kernelbench.eval import run_and_check_correctness
         return run_and_check_correctness, None
+    except Exception as e:  # noqa: BLE001 - its package imports openai, litellm...
+        first = f"{type(e).__name__}: {e}"
+    # eval.py alone needs only numpy, requests and pydantic (and its siblings
+    # timing.py and dataset.py): import it under a package without the
+    # __init__.py that pulls in the LLM clients.
+    for name in [m for m in sys.modules if m == "kernelbench" or
+                 m.startswith("kernelbench.")]:
+        del sys.modules[name]
+    pkg = types.ModuleType("kernelbench")
+    pkg.__path__ = [os.path.join(src, "kernelbench")]
+    sys.modules["kernelbench"] = pkg
+    try:
+        return importlib.import_module("kernelbench.eval").run_and_check_correctness, None
     except Exception as e:  # noqa: BLE001 - pydantic, requests, numpy missing...
-        return None, f"{type(e).__name__}: {e}"
+        del sys.modules["kernelbench"]
+        return None, f"{first}; eval.py alone: {type(e).__name__}: {e}"
 
 
 def _to_device(x, device):
@@ -190,6 +208,9 @@ class Worker:
 
     def main(self):
         for pid, path in self.plan["problems"]:
+            if time.time() > self.plan["deadline"]:
+                self.emit({"event": "deadline"})
+                return 0
             self.emit({"event": "start", "id": pid})
             try:
                 record = self.run_problem(pid, path)
@@ -313,6 +334,7 @@ def drive_lane(args, lane, problems, results, lock, out_file):
     while remaining and starts <= len(problems) + 2:
         starts += 1
         plan = {"problems": remaining, "events": events, "driver_pid": os.getpid(),
+                "deadline": args.deadline_at,
                 "kernelbench": os.path.abspath(args.kernelbench),
                 "options": {"modes": args.modes, "runs": args.runs,
                             "trials": args.trials}}
@@ -320,7 +342,7 @@ def drive_lane(args, lane, problems, results, lock, out_file):
         with open(plan_path, "w") as f:
             json.dump(plan, f)
         cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-               "import kernelbench; sys.exit(kernelbench.main(['--worker', sys.argv[2]]))",
+               "import run_kernelbench; sys.exit(run_kernelbench.main(['--worker', sys.argv[2]]))",
                HERE, plan_path]
         proc = _start(cmd, env, logf)
         current, since, progress = None, time.monotonic(), False
@@ -337,6 +359,10 @@ def drive_lane(args, lane, problems, results, lock, out_file):
                     rec = ev["record"]
                     _finish(rec, remaining, results, lock, out_file)
                     current = None
+                elif ev["event"] == "deadline":
+                    for pid, _ in list(remaining):
+                        _finish({"id": pid, "error": "not run: past --deadline"},
+                                remaining, results, lock, out_file)
                 elif ev["event"] == "fatal":
                     log(f"lane {lane}: worker could not start: {ev['error']}")
                     for pid, _ in list(remaining):
@@ -509,6 +535,8 @@ def parse_args(argv):
     ap.add_argument("--trials", type=int, default=5, help="correctness trials")
     ap.add_argument("--problem-timeout", type=float, default=900)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--deadline", type=float, default=0, help="seconds: start no "
+                    "problem after this long (0: none); the rest are recorded as not run")
     args = ap.parse_args(argv)
     args.levels = [int(x) for x in args.levels.split(",") if x]
     args.modes = [m for m in args.modes.split(",") if m]
@@ -527,6 +555,7 @@ def main(argv=None):
         return worker_process.worker_main(argv[1], Worker)
     args = parse_args(argv)
     t0 = time.time()
+    args.deadline_at = t0 + args.deadline if args.deadline > 0 else float("inf")
     os.makedirs(args.out, exist_ok=True)
     problems = find_problems(args.kernelbench, args.levels,
                              [p for p in args.problems.split(",") if p])
@@ -537,7 +566,8 @@ def main(argv=None):
             for line in f:
                 if line.strip():
                     rec = json.loads(line)
-                    results[rec["id"]] = rec
+                    if not str(rec.get("error", "")).startswith("not run"):
+                        results[rec["id"]] = rec
     elif os.path.exists(out_file):
         os.remove(out_file)
     todo = [p for p in problems if p[0] not in results]
