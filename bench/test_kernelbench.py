@@ -70,10 +70,9 @@ def test_runner_on_a_fake_checkout(tmp_path):
     assert "timed out after 25" in recs["2/1_Hang"]["error"]
     assert recs["2/3_Relu"]["modes"]["kopt"]["correct"]  # after the worker was replaced
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["levels"]["1"]["kopt"] == {
-        "fast_0": round(1 / 3, 4), "fast_1": 0.0, "fast_2": 0.0, "correct": 1,
-        "geomean_speedup_correct": summary["levels"]["1"]["kopt"]["geomean_speedup_correct"],
-        "kopt_ran": 0}
+    k1 = summary["levels"]["1"]["kopt"]
+    assert (k1["fast_0"], k1["fast_1"], k1["fast_2"], k1["correct"], k1["kopt_ran"]) == (
+        round(1 / 3, 4), 0.0, 0.0, 1, 0)
     assert "check_like_kernelbench" in summary["env"]["checker"]  # no src/kernelbench
     md = (out / "summary.md").read_text()
     assert "| 1 | kopt | 3 | 1 |" in md and "1/10_Exit" in md
@@ -111,6 +110,8 @@ def test_fast_p_counts_kopt_only_where_it_ran_its_kernels():
     assert (k["fast_0"], k["fast_1"], k["fast_2"], k["correct"], k["kopt_ran"]) == (
         0.75, 0.25, 0.25, 3, 2)
     assert (i["fast_0"], i["fast_1"], i["fast_2"]) == (0.75, 0.5, 0.25)
+    assert (k["fast_1_with_fallback"], k["fast_2_with_fallback"]) == (0.5, 0.5)
+    assert "fast_1_with_fallback" not in i
     assert s["slower_than_eager"]["kopt"] == {"1/4_D": 0.833}
     assert s["errors"] == {"1/3_C": {"inductor": "boom"}}
 

@@ -104,8 +104,8 @@ def rows(x, b):
 
 def test_reduce_overhead_replays_a_cuda_graph():
     torch._dynamo.reset()
-    f = torch.compile(rows, backend="kopt", mode="reduce-overhead", dynamic=False,
-                      options=KOPT)
+    f = torch.compile(rows, backend="kopt", dynamic=False,  # mode= takes no options
+                      options=dict(KOPT, cudagraphs=True))
     b = torch.randn(512, device=DEV, dtype=BF16)
     with torch.no_grad():
         outs = []
@@ -219,3 +219,20 @@ def test_inductor_runs_the_remainder():
     print(rep)
     assert rep.inductor_groups >= 1 and not rep.failed_groups, str(rep)
     assert all(c.impl in ("kopt", "inductor") for c in rep.chosen.values()), str(rep)
+
+
+def test_choice_under_cuda_graphs_times_replays():
+    """With CUDA graphs both sides are measured as graph replays (no launch
+    cost) and the graph records whichever won."""
+    torch._dynamo.reset()
+    kb.reset()
+    f = torch.compile(rows, backend="kopt", mode="reduce-overhead", dynamic=False)
+    b = torch.randn(512, device=DEV, dtype=BF16)
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(64, 512, device=DEV, dtype=BF16)
+            for g, w in zip(f(x, b), rows(x, b)):
+                close(g, w)
+    rep = kb.report()[-1]
+    print(rep)
+    assert rep.chosen and all(c.source == "measured" for c in rep.chosen.values()), str(rep)

@@ -420,6 +420,28 @@ def test_inductor_failure_leaves_the_group_in_eager(monkeypatch):
                                mixed(x, w))
 
 
+def test_inductor_group_gets_the_strides_it_was_compiled_for():
+    """Inductor's code asserts its inputs' traced strides: an input laid out
+    otherwise (another kernel's choice, a padded output) is copied first."""
+    def f(x):
+        return x.exp() + 1.0
+    with FakeTensorMode():
+        gm = make_fx(f, tracing_mode="fake")(torch.empty(8, 64))
+    seen = []
+
+    def strict(sub):
+        def run(args):
+            seen.append(args[0].stride())
+            assert args[0].stride() == (64, 1)
+            return sub(*args)
+        return run
+    remainder.compile_groups(gm, strict)
+    x = torch.randn(64, 8).t()  # the same shape, transposed strides
+    got = gm(x)
+    torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got, f(x))
+    assert seen == [(64, 1)]
+
+
 def test_inductor_compiles_a_group_for_real():
     """Inductor's own compile of a group (on the CPU here: its C++ code)."""
     def f(x, y):

@@ -2,11 +2,13 @@
 
 With ``choose="measure"`` (the default), a partition's first call on the GPU
 runs both ways on that call's own inputs: each once to warm up (PyTorch's
-allocator, Triton's autotuning when Inductor runs the remainder), then
-``choose_runs`` timed calls of each, interleaved, each after the L2 cache is
-flushed (a 256 MiB buffer zeroed: more than the H200's 50 MiB L2), timed with
-CUDA events on the current stream; the lower median wins and is used from
-then on. kopt wins ties within 2%: its kernels are the ones the search can
+allocator, Triton's autotuning when Inductor runs the remainder) and to check
+that they agree (:func:`mismatch`), then ``choose_runs`` timed calls of each,
+interleaved, each after the L2 cache is flushed (a 256 MiB buffer zeroed:
+more than the H200's 50 MiB L2), timed with CUDA events on the current
+stream, and as many calls in a row (launch overhead, when the CPU is slower
+than the GPU); under CUDA graphs, replays of each recorded into a graph of
+its own (:func:`measure`). The lower cost wins and is used from then on. kopt wins ties within 2%: its kernels are the ones the search can
 still improve. A call made while a CUDA graph is being recorded cannot be
 timed; it runs kopt's kernels and leaves the choice to a later call.
 
@@ -121,19 +123,12 @@ def mismatch(kopt_out, pytorch_out) -> Optional[str]:
     return None
 
 
-def measure(run_kopt: Callable[[], object], run_pytorch: Callable[[], object],
-            device: torch.device, runs: int) -> tuple:
-    """Checks kopt's outputs against PyTorch's (:func:`mismatch`), then the
-    median ms of each (interleaved, L2 flushed before each timed call).
-    Returns (kopt ms, PyTorch ms, mismatch or None); no timing after a
-    mismatch."""
-    bad = mismatch(run_kopt(), run_pytorch())
-    if bad is not None:
-        return None, None, bad
-    times: List[List[float]] = [[], []]
+def _flushed_medians(fns, device, runs) -> List[float]:
+    """Median ms of each of ``fns`` (interleaved, L2 flushed before each)."""
+    times: List[List[float]] = [[] for _ in fns]
     events = []
     for _ in range(runs):
-        for which, fn in enumerate((run_kopt, run_pytorch)):
+        for which, fn in enumerate(fns):
             _flush(device)
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
@@ -144,7 +139,61 @@ def measure(run_kopt: Callable[[], object], run_pytorch: Callable[[], object],
     torch.cuda.synchronize(device)
     for which, start, end in events:
         times[which].append(start.elapsed_time(end))
-    return statistics.median(times[0]), statistics.median(times[1]), None
+    return [statistics.median(t) for t in times]
+
+
+def _back_to_back(fn, device, runs) -> float:
+    """Mean ms per call of ``runs`` calls in a row: what a caller whose CPU
+    launches more slowly than the GPU runs waits (launch overhead included)."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(runs):
+        fn()
+    end.record()
+    torch.cuda.synchronize(device)
+    return start.elapsed_time(end) / runs
+
+
+def _replay_of(fn, device):
+    """``fn`` recorded into a CUDA graph (after a warm-up on a side stream):
+    its replay."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def measure(run_kopt: Callable[[], object], run_pytorch: Callable[[], object],
+            device: torch.device, runs: int, graphs: bool = False) -> tuple:
+    """Checks kopt's outputs against PyTorch's (:func:`mismatch`), then the
+    cost of each in ms. ``graphs`` (the forward is replayed from a CUDA graph,
+    where launches cost nothing on the CPU): the flushed median of replays of
+    each recorded into a graph of its own, or, when one cannot be recorded
+    (TMA tensor maps), as without. Without: the larger of the flushed median
+    (the GPU's time) and the mean per call of calls in a row (the CPU's
+    launch time, when it is the larger). Returns (kopt ms, PyTorch ms,
+    mismatch or None); no timing after a mismatch."""
+    bad = mismatch(run_kopt(), run_pytorch())
+    if bad is not None:
+        return None, None, bad
+    fns = (run_kopt, run_pytorch)
+    if graphs:
+        try:
+            replays = [_replay_of(fn, device) for fn in fns]
+            kopt_ms, pytorch_ms = _flushed_medians(replays, device, runs)
+            return kopt_ms, pytorch_ms, None
+        except Exception:  # noqa: BLE001 - not capturable: timed as without
+            torch.cuda.synchronize(device)
+    flushed = _flushed_medians(fns, device, runs)
+    kopt_ms, pytorch_ms = (max(f, _back_to_back(fn, device, runs))
+                           for f, fn in zip(flushed, fns))
+    return kopt_ms, pytorch_ms, None
 
 
 def record_db(db: str, workload: str, choice: Choice, alt: str, runs: int,

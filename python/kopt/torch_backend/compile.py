@@ -91,7 +91,8 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
                              choose.workload_key(fn.mlir, chip, alt), alt,
                              alt_compile=remainder.inductor_compile
                              if alt == "inductor" else None,
-                             on_choice=rep.chosen.__setitem__)
+                             on_choice=rep.chosen.__setitem__,
+                             graphs=bool(opts.cudagraphs))
         modules.append(km.KoptPartition(sub, fn, compiled, reason, chooser))
         if compiled is not None:
             rep.partitions += 1

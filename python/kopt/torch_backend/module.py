@@ -144,7 +144,7 @@ class KoptPartition(torch.nn.Module):
         self.compiled = compiled
         self.fallback_reason = fallback_reason
         self.chooser = chooser or Chooser()
-        self.choice: Optional[choose.Choice] = self.chooser.initial()
+        self.choice: Optional[choose.Choice] = self.chooser.initial(fn.name)
         self._module = None
         self._function = None
         self._consts: List[torch.Tensor] = []
@@ -272,40 +272,50 @@ class Chooser:
     """How a partition picks between kopt's kernels and PyTorch's
     (:mod:`choose`): ``mode`` "measure" or "kopt"; ``alt`` names PyTorch's
     implementation ("pytorch": the partition's ATen ops in eager; "inductor":
-    compiled by Inductor, ``alt_fn``); ``db`` the tuning database;
-    ``workload`` the partition's key; ``on_choice`` is told each choice."""
+    compiled by Inductor at the first call by ``alt_compile``); ``db`` the
+    tuning database; ``workload`` the partition's key; ``on_choice`` is told
+    each choice; ``graphs``: the forward runs from a CUDA graph, so both are
+    timed as graph replays (choose.measure)."""
 
     def __init__(self, mode: str = "kopt", runs: int = 10, db: Optional[str] = None,
                  workload: str = "", alt: str = "pytorch", alt_compile=None,
-                 on_choice=None):
+                 on_choice=None, graphs: bool = False):
         self.mode, self.runs, self.db, self.workload = mode, runs, db, workload
+        self.graphs = graphs  # the forward is replayed from a CUDA graph
         self.alt, self.alt_compile, self.on_choice = alt, alt_compile, on_choice
         self.alt_fn = None
 
-    def initial(self) -> Optional[choose.Choice]:
+    def initial(self, name: str) -> Optional[choose.Choice]:
         """The choice known before any call (None: measure at the first)."""
         if self.mode == "kopt":
-            return choose.Choice("kopt", "option")
-        return choose.from_db(self.db, self.workload, self.alt)
+            choice = choose.Choice("kopt", "option")
+        else:
+            choice = choose.from_db(self.db, self.workload, self.alt)
+        if choice is not None and self.on_choice is not None:
+            self.on_choice(name, choice)
+        return choice
 
     def pytorch(self, part: "KoptPartition", args):
         """The partition's outputs by PyTorch (Inductor's code, compiled at the
         first call, when ``alt_compile`` is set; eager when that fails)."""
         if self.alt_compile is not None:
             try:
-                self.alt_fn = self.alt_compile(part.sub)
+                from .remainder import InductorGroup
+                self.alt_fn = InductorGroup(part.sub, self.alt_compile(part.sub), None)
             except Exception as e:  # noqa: BLE001 - any failure of Inductor's
+                from .remainder import _reason
                 warnings.warn(f"kopt: Inductor could not compile {part.fn.name}; "
-                              f"PyTorch's side of it runs in eager: {e}")
+                              f"PyTorch's side of it runs in eager: {_reason(e)}")
+                self.alt = "pytorch"
             self.alt_compile = None
         if self.alt_fn is not None:
-            return self.alt_fn(list(args))
+            return self.alt_fn(*args)
         return part.sub(*args)
 
     def choose(self, part: "KoptPartition", args, device) -> choose.Choice:
         kopt_ms, pytorch_ms, bad = choose.measure(
             lambda: part.run_kopt(args, device), lambda: tuple(self.pytorch(part, args)),
-            device, self.runs)
+            device, self.runs, self.graphs)
         if bad is not None:
             warnings.warn(f"kopt: {part.fn.name}'s kernels disagree with PyTorch "
                           f"({bad}); the partition runs in PyTorch")

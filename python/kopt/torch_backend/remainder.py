@@ -67,11 +67,26 @@ class InductorGroup(torch.nn.Module):
         self.sub = sub
         self.compiled = compiled
         self.fallback_reason = fallback_reason
+        # Inductor's code asserts the strides the trace recorded for its
+        # inputs; a tensor made elsewhere (PyTorch's kernel choosing another
+        # layout, another group's padded output) may have others.
+        self._strides = []
+        for n in sub.graph.nodes:
+            if n.op == "placeholder":
+                v = n.meta.get("val")
+                self._strides.append(tuple(v.stride()) if isinstance(v, torch.Tensor)
+                                     else None)
 
     def forward(self, *args):
         if self.compiled is None:
             return tuple(self.sub(*args))
-        return tuple(self.compiled(list(args)))
+        args = list(args)
+        for i, want in enumerate(self._strides):
+            a = args[i]
+            if want is not None and isinstance(a, torch.Tensor) and a.stride() != want:
+                args[i] = torch.empty_strided(a.shape, want, dtype=a.dtype,
+                                              device=a.device).copy_(a)
+        return tuple(self.compiled(args))
 
 
 def inductor_compile(sub: torch.fx.GraphModule) -> Callable:
@@ -81,13 +96,23 @@ def inductor_compile(sub: torch.fx.GraphModule) -> Callable:
     from torch._guards import detect_fake_mode
     from torch._inductor.compile_fx import compile_fx_inner
     from torch._inductor.decomposition import select_decomp_table
+    from torch._inductor.utils import BoxedBool
     from torch.fx.experimental.proxy_tensor import make_fx
+    from torch._guards import TracingContext, tracing
     example = [n.meta["val"] for n in sub.graph.nodes if n.op == "placeholder"]
-    # Inductor's lowerings expect its decompositions applied first (as
-    # compile_fx's own AOT autograd pass applies them).
-    with detect_fake_mode(example) or contextlib.nullcontext():
-        decomposed = make_fx(sub, decomposition_table=select_decomp_table())(*example)
-    return compile_fx_inner(decomposed, example, is_inference=True)
+    fake_mode = detect_fake_mode(example)
+    # A tracing context of the group's own: the enclosing graph's (AOT
+    # autograd's) describes other inputs and outputs, and Inductor reads it
+    # (static inputs, output strides) and writes to it.
+    with tracing(TracingContext(fake_mode)):
+        # Inductor's lowerings expect its decompositions applied first (as
+        # compile_fx's own AOT autograd pass applies them).
+        with fake_mode or contextlib.nullcontext():
+            decomposed = make_fx(sub, decomposition_table=select_decomp_table())(*example)
+        # cudagraphs: Inductor's own CUDA graphs stay off (the backend records
+        # the whole forward when asked); its post-compile step requires the flag.
+        return compile_fx_inner(decomposed, example, is_inference=True,
+                                cudagraphs=BoxedBool(False))
 
 
 def compile_groups(gm: torch.fx.GraphModule,
@@ -107,10 +132,22 @@ def compile_groups(gm: torch.fx.GraphModule,
         try:
             compiled = compile_fn(sub)
         except Exception as e:  # noqa: BLE001 - any failure of Inductor's
-            reason = f"{type(e).__name__}: {e}".splitlines()[0][:400]
+            reason = _reason(e)
             warnings.warn(f"kopt: Inductor could not compile a group of "
                           f"{len(nodes)} ops; it runs in eager: {reason}")
         plans.append((nodes, sub, ins, outs, None))
         modules.append(InductorGroup(sub, compiled, reason))
     partition.install(gm, plans, modules, prefix="inductor_group")
     return modules
+
+
+def _reason(e: BaseException) -> str:
+    """The first line of an exception, with where it was raised when it says
+    nothing (a bare assert)."""
+    text = f"{type(e).__name__}: {e}".splitlines()[0][:400]
+    if not str(e).strip():
+        import traceback
+        tb = traceback.extract_tb(e.__traceback__)
+        if tb:
+            text += f" (at {tb[-1].filename}:{tb[-1].lineno})"
+    return text
