@@ -442,6 +442,37 @@ def test_inductor_group_gets_the_strides_it_was_compiled_for():
     assert seen == [(64, 1)]
 
 
+def test_inductor_group_runs_what_measured_faster():
+    def f(x):
+        return x.exp() + 1.0
+    with FakeTensorMode():
+        gm = make_fx(f, tracing_mode="fake")(torch.empty(8, 64))
+    calls, chosen = [], {}
+
+    def counted(sub):
+        def run(args):
+            calls.append("inductor")
+            return sub(*args)
+        return run
+    (group,) = remainder.compile_groups(gm, counted, measure={
+        "runs": 3, "graphs": False, "on_choice": chosen.__setitem__})
+    x = torch.randn(8, 64)
+    group.decide(1.0, 0.99, None)  # within 2%: Inductor's
+    assert chosen["inductor_group_0"].impl == "inductor"
+    gm(x)
+    assert calls == ["inductor"]
+    group.decide(1.0, 0.5, None)  # eager twice as fast
+    c = chosen["inductor_group_0"]
+    assert (c.impl, c.source) == ("eager", "measured")
+    assert str(c) == "eager (measured: Inductor 1.0000 ms, eager 0.5000 ms)"
+    got = gm(x)
+    assert calls == ["inductor"]  # eager ran
+    torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got, f(x))
+    with pytest.warns(UserWarning, match="disagrees with eager"):
+        group.decide(None, None, "output 0 differs")
+    assert chosen["inductor_group_0"].impl == "eager"
+
+
 def test_inductor_compiles_a_group_for_real():
     """Inductor's own compile of a group (on the CPU here: its C++ code)."""
     def f(x, y):

@@ -41,16 +41,21 @@ _flush_buffers = {}
 
 @dataclass
 class Choice:
-    impl: str  # "kopt", "pytorch" or "inductor"
-    source: str  # "measured", "tuning_db" or "option"
-    kopt_ms: Optional[float] = None
-    pytorch_ms: Optional[float] = None
+    """``impl`` "kopt", "pytorch" or "inductor" for a kopt partition;
+    "inductor" or "eager" for a group of the remainder (``labels`` then name
+    the two sides: ("Inductor", "eager")). ``source``: "measured",
+    "tuning_db", "option" or "mismatch"."""
+    impl: str
+    source: str
+    kopt_ms: Optional[float] = None  # the first side's cost
+    pytorch_ms: Optional[float] = None  # the second side's
+    labels: tuple = ("kopt", "PyTorch")
 
     def __str__(self) -> str:
         if self.kopt_ms is None or self.pytorch_ms is None:
             return f"{self.impl} ({self.source})"
-        return (f"{self.impl} ({self.source}: kopt {self.kopt_ms:.4f} ms, "
-                f"PyTorch {self.pytorch_ms:.4f} ms)")
+        return (f"{self.impl} ({self.source}: {self.labels[0]} {self.kopt_ms:.4f} ms, "
+                f"{self.labels[1]} {self.pytorch_ms:.4f} ms)")
 
 
 def workload_key(mlir: str, chip: str, alt: str) -> str:
@@ -58,9 +63,11 @@ def workload_key(mlir: str, chip: str, alt: str) -> str:
     return f"torch-partition/{digest}/{chip}/{alt}"
 
 
-def decide(kopt_ms: float, pytorch_ms: float, alt: str, source: str) -> Choice:
-    impl = alt if pytorch_ms < kopt_ms * (1.0 - _TIE) else "kopt"
-    return Choice(impl, source, kopt_ms, pytorch_ms)
+def decide(kopt_ms: float, pytorch_ms: float, alt: str, source: str,
+           first: str = "kopt", labels: tuple = ("kopt", "PyTorch")) -> Choice:
+    """``first`` (kopt) unless ``alt`` is more than 2% faster."""
+    impl = alt if pytorch_ms < kopt_ms * (1.0 - _TIE) else first
+    return Choice(impl, source, kopt_ms, pytorch_ms, labels)
 
 
 def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:

@@ -119,7 +119,11 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
                           and n.target not in tr.VIEW_TARGETS
                           and n.target is not torch.ops.aten.sym_size.int)
     if opts.remainder == "inductor":
-        groups = remainder.compile_groups(gm)
+        measure = None
+        if opts.choose == "measure":
+            measure = {"runs": opts.choose_runs, "graphs": bool(opts.cudagraphs),
+                       "on_choice": rep.chosen.__setitem__}
+        groups = remainder.compile_groups(gm, measure=measure)
         rep.inductor_groups = len(groups)
         rep.failed_groups = [g.fallback_reason for g in groups
                              if g.fallback_reason is not None]

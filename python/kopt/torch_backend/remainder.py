@@ -8,9 +8,12 @@ one compute op is compiled by Inductor's graph compiler
 (``torch._inductor.compile_fx.compile_fx_inner``: what torch.compile's default
 backend runs after AOT autograd) on the fake tensors the trace recorded. Each
 group then runs as one call of its compiled code: Inductor fuses its
-elementwise ops, reductions and views as it would in a graph of its own. A
-group Inductor fails to compile runs in eager, with a warning naming the
-cause.
+elementwise ops, reductions and views as it would in a graph of its own. With
+``choose="measure"`` each group's code is timed against the group's ATen ops
+in eager at its first call, as kopt's partitions are (choose.py), and the
+faster runs from then on: Inductor's code is not always faster (depthwise
+convolutions, pools). A group Inductor fails to compile runs in eager, with a
+warning naming the cause.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
-from . import partition
+from . import choose, partition
 from . import translate as tr
 
 
@@ -62,11 +65,18 @@ class InductorGroup(torch.nn.Module):
     ATen ops in eager when Inductor failed (``fallback_reason``)."""
 
     def __init__(self, sub: torch.fx.GraphModule, compiled: Optional[Callable],
-                 fallback_reason: Optional[str]):
+                 fallback_reason: Optional[str], name: str = "inductor_group",
+                 measure: Optional[dict] = None):
         super().__init__()
         self.sub = sub
         self.compiled = compiled
         self.fallback_reason = fallback_reason
+        self.name = name
+        # measure: {"runs", "graphs", "on_choice"}: at the first GPU call,
+        # Inductor's code is timed against the group's ATen ops in eager
+        # (choose.measure) and the faster runs from then on; None: Inductor's.
+        self.measure = measure
+        self.choice: Optional[choose.Choice] = None
         # Inductor's code asserts the strides the trace recorded for its
         # inputs; a tensor made elsewhere (PyTorch's kernel choosing another
         # layout, another group's padded output) may have others.
@@ -80,6 +90,13 @@ class InductorGroup(torch.nn.Module):
     def forward(self, *args):
         if self.compiled is None:
             return tuple(self.sub(*args))
+        if self.choice is None and self.measure is not None:
+            self._choose(args)
+        if self.choice is not None and self.choice.impl == "eager":
+            return tuple(self.sub(*args))
+        return self.run_inductor(args)
+
+    def run_inductor(self, args):
         args = list(args)
         for i, want in enumerate(self._strides):
             a = args[i]
@@ -87,6 +104,31 @@ class InductorGroup(torch.nn.Module):
                 args[i] = torch.empty_strided(a.shape, want, dtype=a.dtype,
                                               device=a.device).copy_(a)
         return tuple(self.compiled(args))
+
+    def _choose(self, args):
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+        if device is None or device.type != "cuda" or \
+                torch.cuda.is_current_stream_capturing():
+            return  # nothing to time here: Inductor's code, choose later
+        ind_ms, eager_ms, bad = choose.measure(
+            lambda: self.run_inductor(args), lambda: tuple(self.sub(*args)), device,
+            self.measure["runs"], self.measure["graphs"])
+        self.decide(ind_ms, eager_ms, bad)
+
+    def decide(self, ind_ms, eager_ms, bad) -> None:
+        """Inductor's code unless eager is more than 2% faster, or when the
+        two disagree (``bad``: why)."""
+        labels = ("Inductor", "eager")
+        if bad is not None:
+            warnings.warn(f"kopt: Inductor's code of {self.name} disagrees with eager "
+                          f"({bad}); the group runs in eager")
+            self.choice = choose.Choice("eager", "mismatch", labels=labels)
+        else:
+            self.choice = choose.decide(ind_ms, eager_ms, "eager", "measured",
+                                        first="inductor", labels=labels)
+        on_choice = self.measure.get("on_choice") if self.measure else None
+        if on_choice is not None:
+            on_choice(self.name, self.choice)
 
 
 def inductor_compile(sub: torch.fx.GraphModule) -> Callable:
@@ -116,11 +158,12 @@ def inductor_compile(sub: torch.fx.GraphModule) -> Callable:
 
 
 def compile_groups(gm: torch.fx.GraphModule,
-                   compile_fn: Optional[Callable[[torch.fx.GraphModule], Callable]] = None
-                   ) -> List[InductorGroup]:
+                   compile_fn: Optional[Callable[[torch.fx.GraphModule], Callable]] = None,
+                   measure: Optional[dict] = None) -> List[InductorGroup]:
     """Replaces each group of ``gm``'s remainder by a call of its compiled
     code (``compile_fn(sub)``, a callable on a list of inputs; default
-    :func:`inductor_compile`); returns the
+    :func:`inductor_compile`), measured against eager at its first call when
+    ``measure`` is given (InductorGroup); returns the
     group modules in graph order."""
     compile_fn = compile_fn or inductor_compile
     found = groups(gm)
@@ -136,7 +179,8 @@ def compile_groups(gm: torch.fx.GraphModule,
             warnings.warn(f"kopt: Inductor could not compile a group of "
                           f"{len(nodes)} ops; it runs in eager: {reason}")
         plans.append((nodes, sub, ins, outs, None))
-        modules.append(InductorGroup(sub, compiled, reason))
+        modules.append(InductorGroup(sub, compiled, reason, f"inductor_group_{k}",
+                                     measure))
     partition.install(gm, plans, modules, prefix="inductor_group")
     return modules
 
