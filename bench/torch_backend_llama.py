@@ -114,7 +114,6 @@ def rel_err(a, b):
     return float((a.float() - b.float()).abs().max() / b.float().abs().max())
 
 
-_CP_ASYNC = {"schedule": {"*": {"copy": "cp_async"}}}  # no TMA maps: capturable
 #: mode -> torch.compile's arguments (None: the module in eager)
 MODES = {
     "eager": None,
@@ -124,14 +123,12 @@ MODES = {
     # kopt's defaults: each partition measured against PyTorch at its first call
     "kopt": {"backend": "kopt"},
     "kopt-always": {"backend": "kopt", "options": {"choose": "kopt"}},
+    # CUDA graphs: kernels that would read through TMA maps get cp_async copies
     "kopt-reduce-overhead": {"backend": "kopt", "mode": "reduce-overhead"},
-    "kopt-reduce-overhead-cp-async": {"backend": "kopt",
-                                      "options": dict(_CP_ASYNC, cudagraphs=True)},
     # the ops kopt does not take compiled by Inductor
     "kopt-inductor": {"backend": "kopt", "options": {"remainder": "inductor"}},
-    "kopt-inductor-reduce-overhead-cp-async": {
-        "backend": "kopt", "options": dict(_CP_ASYNC, cudagraphs=True,
-                                           remainder="inductor")},
+    "kopt-inductor-reduce-overhead": {
+        "backend": "kopt", "options": {"cudagraphs": True, "remainder": "inductor"}},
 }
 
 

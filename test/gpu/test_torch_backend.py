@@ -8,6 +8,8 @@ that are non-contiguous or at misaligned offsets, new shapes (recompiled once,
 then cached), CUDA graphs (mode="reduce-overhead" and a user's own capture).
 """
 
+import warnings
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -118,11 +120,28 @@ def test_reduce_overhead_replays_a_cuda_graph():
         assert not torch.equal(outs[0], outs[1])  # outputs are copies, not reused
 
 
-def test_reduce_overhead_with_tma_kernels_says_why_and_runs(block):
+def test_reduce_overhead_records_tma_shaped_kernels_with_cp_async(block):
+    """The block's down projection reads through TMA by default; for CUDA graphs
+    the backend compiles it with cp_async copies, and the graph is recorded."""
     torch._dynamo.reset()
+    kb.reset()
     f = torch.compile(block, backend="kopt", mode="reduce-overhead", dynamic=False)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "CUDA graphs are off"
+        for _ in range(3):
+            x = torch.randn(64, 512, device=DEV, dtype=BF16)
+            for g, w in zip(f(x), block(x)):
+                close(g, w)
+    rep = kb.report()[-1]
+    assert rep.capturable_kernels, str(rep)
+
+
+def test_reduce_overhead_with_tma_forced_says_why_and_runs(block):
+    torch._dynamo.reset()
+    f = torch.compile(block, backend="kopt", dynamic=False, options={
+        "cudagraphs": True, "choose": "kopt", "schedule": {"*": {"copy": "tma"}}})
     x = torch.randn(64, 512, device=DEV, dtype=BF16)
-    with torch.no_grad(), pytest.warns(UserWarning, match="CUDA graphs are off|recording"):
+    with torch.no_grad(), pytest.warns(UserWarning, match="CUDA graphs are off"):
         got = f(x)
     for g, w in zip(got, block(x)):
         close(g, w)

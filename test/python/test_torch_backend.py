@@ -493,3 +493,23 @@ def test_inductor_compiles_a_group_for_real():
 def test_choice_and_remainder_options_are_checked(options, message):
     with pytest.raises(ValueError, match=message):
         tb.Options.make(options, None)
+
+
+def test_cuda_graphs_get_kernels_without_tma_maps(tmp_path):
+    """A prefill GEMM's default schedule reads through TMA tensor maps, which
+    cannot be recorded in a CUDA graph: with cudagraphs the backend compiles
+    that kernel with cp_async copies (and leaves GEMV-shaped kernels alone)."""
+    def f(x, w):
+        return torch.nn.functional.silu(torch.nn.functional.linear(x, w))
+    big = [((2048, 4096), BF16), ((4096, 4096), BF16)]
+    gm, _ = compile_fn(f, *big)
+    (p,) = partitions(gm)
+    assert [bool(k.get("tensor_maps")) for k in p.compiled.manifest["kernels"]] == [True]
+    gm, rep = compile_fn(f, *big, cudagraphs=True)
+    (p,) = partitions(gm)
+    (k,) = p.compiled.manifest["kernels"]
+    assert not k.get("tensor_maps") and k["schedule"]["copy"] == "cp_async"
+    assert rep.capturable_kernels == [k["name"]] and "cp_async copies" in str(rep)
+    ptxas(p.compiled.ptx, tmp_path)
+    gm, rep = compile_fn(f, ((1, 4096), BF16), ((4096, 4096), BF16), cudagraphs=True)
+    assert rep.capturable_kernels == [] and rep.partitions == 1  # a GEMV: no maps

@@ -38,7 +38,9 @@ Options (``options={...}``):
   ``None`` or ``""`` for no disk cache).
 - ``allow_tf32`` (default ``torch.backends.cuda.matmul.allow_tf32``): f32
   matmuls may use TF32 tensor cores, as PyTorch's own setting permits cuBLAS.
-- ``cudagraphs`` (default False; True with ``mode="reduce-overhead"``),
+- ``cudagraphs`` (default False; True with ``mode="reduce-overhead"``): record
+  the forward in a CUDA graph (kernels that would read through TMA tensor
+  maps are compiled with cp_async copies so they can be recorded),
   ``cudagraph_copy_outputs`` (default True).
 - ``report`` (default False): print each graph's report to stderr.
 """

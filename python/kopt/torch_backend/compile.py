@@ -81,6 +81,8 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
         try:
             compiled = km.compile_cached(fn.mlir, dict(compile_options, name=fn.name),
                                          cache)
+            if opts.cudagraphs and opts.schedule is None:
+                compiled = _capturable(fn, compiled, compile_options, cache, rep)
         except KoptError as e:
             reason = f"kopt could not compile it: {e}"
             warnings.warn(f"kopt: {rep.name}, {fn.name} ({len(nodes)} ops) runs in "
@@ -129,6 +131,29 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
                              if g.fallback_reason is not None]
     record(rep, opts.report)
     return gm
+
+
+def _capturable(fn, compiled, compile_options, cache, rep):
+    """For CUDA graphs: ``compiled`` again with copy = cp_async for each kernel
+    that reads operands through TMA tensor maps (which kopt's runtime keeps in
+    device buffers it re-encodes, so they cannot be recorded in a graph);
+    ``compiled`` itself when it has none, or when kopt refuses the change
+    (then the graph runs without CUDA graphs, compile_graph says why)."""
+    tma = [k["name"] for k in compiled.manifest.get("kernels", [])
+           if k.get("tensor_maps")]
+    if not tma:
+        return compiled
+    schedule = {name: {"copy": "cp_async"} for name in tma}
+    try:
+        again = km.compile_cached(fn.mlir, dict(compile_options, name=fn.name,
+                                                schedule=schedule), cache)
+    except KoptError as e:
+        warnings.warn(f"kopt: {fn.name}: kernels {', '.join(tma)} read through TMA "
+                      f"tensor maps and cannot be compiled with cp_async copies for "
+                      f"CUDA graphs: {e}")
+        return compiled
+    rep.capturable_kernels.extend(tma)
+    return again
 
 
 class _FakeProp(torch.fx.Interpreter):
@@ -185,8 +210,10 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts):
         warnings.warn(f"kopt: CUDA graphs are off for this graph: kernels "
                       f"{', '.join(tma)} read operands through TMA tensor maps, "
                       f"which kopt's runtime re-encodes into device buffers when "
-                      f"addresses change and so cannot be captured (options="
-                      f"{{'schedule': {{'*': {{'copy': 'cp_async'}}}}}} avoids them)")
+                      f"addresses change and so cannot be captured (without a "
+                      f"'schedule' option the backend compiles such kernels with "
+                      f"copy = cp_async for CUDA graphs; the given schedule, or kopt, "
+                      f"kept TMA)")
         return boxed
     ctx = torch._guards.TracingContext.try_get()
     static = list(ctx.fw_metadata.static_input_indices) if ctx and ctx.fw_metadata else []

@@ -37,6 +37,8 @@ class GraphReport:
     #: and why those that run in eager failed
     inductor_groups: int = 0
     failed_groups: List[str] = field(default_factory=list)
+    #: kernels compiled with copy = cp_async instead of TMA for CUDA graphs
+    capturable_kernels: List[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"kopt torch.compile report: {self.name}"]
@@ -56,6 +58,9 @@ class GraphReport:
                 lines.append(f"    {op} x{n}: {reason}")
         for failed in self.failed_partitions:
             lines.append(f"  compile failed, runs in PyTorch: {failed}")
+        if self.capturable_kernels:
+            lines.append(f"  for CUDA graphs, with cp_async copies instead of TMA: "
+                         f"{', '.join(self.capturable_kernels)}")
         if self.inductor_groups:
             lines.append(f"  remainder: {self.inductor_groups} groups compiled by "
                          f"Inductor")
