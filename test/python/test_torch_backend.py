@@ -353,6 +353,17 @@ def test_choice_comes_from_the_tuning_db_when_it_holds_both(tmp_path):
     assert partitions(gm)[0].choice.impl == "kopt"
 
 
+def test_the_same_partition_has_one_workload_key_wherever_it_stands():
+    def two(x, y):  # two tanh*3 partitions, split by a cumsum kopt leaves
+        return (x.tanh() * 3.0).cumsum(-1).tanh() * 3.0 + y
+    gm, _ = compile_fn(two, ((64, 256), F32), ((64, 256), F32))
+    keys = [p.chooser.workload for p in partitions(gm)]
+    names = [p.fn.name for p in partitions(gm)]
+    assert len(set(names)) == len(names) == 2
+    gm1, _ = compile_fn(lambda x: x.tanh() * 3.0, ((64, 256), F32))
+    assert partitions(gm1)[0].chooser.workload in keys
+
+
 def test_decide_keeps_kopt_within_two_percent():
     assert choose.decide(1.0, 0.99, "pytorch", "measured").impl == "kopt"
     assert choose.decide(1.0, 0.97, "pytorch", "measured").impl == "pytorch"

@@ -14,8 +14,8 @@ timed; it runs kopt's kernels and leaves the choice to a later call.
 
 With a tuning database (the ``tuning_db`` option), both measurements are
 recorded as trials of the workload ``torch-partition/<sha256 of the
-partition's kopt MLIR>/<chip>/<pytorch impl>`` (the MLIR holds every shape and
-dtype), op chain ``partition``, schedule ``{"impl": "kopt"}`` or ``{"impl":
+partition's kopt MLIR, its function renamed>/<chip>/<pytorch impl>`` (the MLIR
+holds every shape and dtype; workload_key), op chain ``partition``, schedule ``{"impl": "kopt"}`` or ``{"impl":
 "pytorch"}`` / ``{"impl": "inductor"}``, strategy ``torch_backend``. A later
 compile whose database holds both takes the faster without measuring, so the
 backend never picks the slower implementation it knows of.
@@ -58,7 +58,13 @@ class Choice:
                 f"{self.labels[1]} {self.pytorch_ms:.4f} ms)")
 
 
-def workload_key(mlir: str, chip: str, alt: str) -> str:
+def workload_key(mlir: str, chip: str, alt: str, name: str = "") -> str:
+    """The partition's key in the tuning database: the SHA-256 of its MLIR
+    with the function's name (``name``: partition_<k>, which depends on where
+    in which graph it stands) replaced, so that the same ops on the same
+    shapes share one key across graphs and models."""
+    if name:
+        mlir = mlir.replace(f"func.func @{name}(", "func.func @partition(", 1)
     digest = hashlib.sha256(mlir.encode()).hexdigest()[:32]
     return f"torch-partition/{digest}/{chip}/{alt}"
 

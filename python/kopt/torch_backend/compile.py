@@ -90,7 +90,7 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
             rep.failed_partitions.append(f"{fn.name}: {e}")
         alt = "inductor" if opts.remainder == "inductor" else "pytorch"
         chooser = km.Chooser(opts.choose, opts.choose_runs, opts.tuning_db,
-                             choose.workload_key(fn.mlir, chip, alt), alt,
+                             choose.workload_key(fn.mlir, chip, alt, fn.name), alt,
                              alt_compile=remainder.inductor_compile
                              if alt == "inductor" else None,
                              on_choice=rep.chosen.__setitem__,
