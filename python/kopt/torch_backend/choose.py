@@ -36,7 +36,6 @@ from ..errors import KoptError
 
 _FLUSH_BYTES = 256 << 20
 _TIE = 0.02  # kopt keeps a partition unless PyTorch is more than 2% faster
-_flush_buffers = {}
 
 
 @dataclass
@@ -98,14 +97,6 @@ def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:
     return None
 
 
-def _flush(device: torch.device) -> None:
-    buf = _flush_buffers.get(device)
-    if buf is None:
-        buf = _flush_buffers[device] = torch.empty(_FLUSH_BYTES, dtype=torch.uint8,
-                                                   device=device)
-    buf.zero_()
-
-
 def mismatch(kopt_out, pytorch_out) -> Optional[str]:
     """Why kopt's outputs are not PyTorch's within the rounding of their dtype
     (max |difference| over max |PyTorch's|: 0.05 for bfloat16, 0.01 for
@@ -140,9 +131,12 @@ def _flushed_medians(fns, device, runs) -> List[float]:
     """Median ms of each of ``fns`` (interleaved, L2 flushed before each)."""
     times: List[List[float]] = [[] for _ in fns]
     events = []
+    # Held only while measuring (PyTorch's caching allocator keeps the block
+    # for other tensors after).
+    flush = torch.empty(_FLUSH_BYTES, dtype=torch.uint8, device=device)
     for _ in range(runs):
         for which, fn in enumerate(fns):
-            _flush(device)
+            flush.zero_()
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
