@@ -363,11 +363,13 @@ def drive_lane(args, lane, problems, results, lock, out_file):
                HERE, plan_path]
         proc = _start(cmd, env, logf)
         current, since, progress = None, time.monotonic(), False
+        started, idle_since = False, None
         while True:
             rc = proc.poll()
             evs, pos = worker_process.read_events(events, pos)
             for ev in evs:
                 if ev["event"] == "env":
+                    started = True
                     with lock:
                         results.setdefault("_env", ev)
                 elif ev["event"] == "start":
@@ -389,7 +391,27 @@ def drive_lane(args, lane, problems, results, lock, out_file):
                     return
             if rc is not None:
                 break
-            if current and time.monotonic() - since > args.problem_timeout:
+            now = time.monotonic()
+            if not started and now - since > args.startup_timeout:
+                # It never got to its first problem (an import that hangs).
+                log(f"lane {lane}: the worker did not start within "
+                    f"{args.startup_timeout} s: killing it")
+                worker_process.kill_worker(proc)
+                for pid, _ in list(remaining):
+                    _finish({"id": pid, "error": f"worker did not start within "
+                             f"{args.startup_timeout} s"}, remaining, results, lock,
+                            out_file)
+                break
+            if not remaining and current is None:
+                # Every problem has its result; a worker that does not exit (a
+                # thread a problem started) is stopped after a grace period.
+                idle_since = idle_since or now
+                if now - idle_since > 30:
+                    log(f"lane {lane}: the worker did not exit after its last "
+                        f"problem: killing it")
+                    worker_process.kill_worker(proc)
+                    break
+            if current and now - since > args.problem_timeout:
                 log(f"{current}: no result after {args.problem_timeout} s: killing the "
                     f"worker")
                 worker_process.kill_worker(proc)
@@ -571,10 +593,21 @@ def parse_args(argv):
                     "nothing")
     ap.add_argument("--deadline", type=float, default=0, help="seconds: start no "
                     "problem after this long (0: none); the rest are recorded as not run")
+    ap.add_argument("--startup-timeout", type=float, default=600,
+                    help="seconds a worker may take to reach its first problem")
     args = ap.parse_args(argv)
-    args.levels = [int(x) for x in args.levels.split(",") if x]
+    try:
+        args.levels = [int(x) for x in args.levels.split(",") if x]
+        args.gpu_ids = [int(x) for x in args.gpu_ids.split(",") if x]
+    except ValueError as e:
+        ap.error(f"--levels and --gpu-ids take comma-separated integers ({e})")
+    if not args.levels or any(lv < 1 for lv in args.levels):
+        ap.error("--levels: e.g. 1,2")
+    if args.problem_timeout <= 0 or args.startup_timeout <= 0 or args.deadline < 0:
+        ap.error("--problem-timeout and --startup-timeout must be > 0, --deadline >= 0")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"--out {args.out} is a file, not a folder")
     args.modes = [m for m in args.modes.split(",") if m]
-    args.gpu_ids = [int(x) for x in args.gpu_ids.split(",") if x]
     if args.gpu_ids:
         args.gpus = len(args.gpu_ids)
     bad = [m for m in args.modes if m not in MODES]
@@ -600,13 +633,12 @@ def main(argv=None):
     if args.summary_only:
         args.resume = True
     results = {}
+    if args.summary_only and not os.path.exists(out_file):
+        raise SystemExit(f"run_kernelbench: --summary-only: no {out_file}")
     if args.resume and os.path.exists(out_file):
-        with open(out_file) as f:
-            for line in f:
-                if line.strip():
-                    rec = json.loads(line)
-                    if not str(rec.get("error", "")).startswith("not run"):
-                        results[rec["id"]] = rec
+        for rec in read_results(out_file):
+            if not str(rec.get("error", "")).startswith("not run"):
+                results[rec["id"]] = rec
     elif os.path.exists(out_file):
         os.remove(out_file)
     todo = [] if args.summary_only else [p for p in problems if p[0] not in results]
@@ -632,6 +664,26 @@ def main(argv=None):
             if mode in lv:
                 log(f"level {level} {mode}: {lv[mode]}")
     return 0
+
+
+def read_results(path):
+    """The records of a results.jsonl; a line that is not a record (a run
+    killed while writing it, a damaged file) is skipped with a warning naming
+    the file and line, and its problem runs again on --resume."""
+    out = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+                if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+                    raise ValueError("not a record with an id")
+            except ValueError as e:  # JSONDecodeError and UnicodeDecodeError too
+                log(f"warning: {path}:{n}: skipped ({e})")
+                continue
+            out.append(rec)
+    return out
 
 
 def _order(pid):

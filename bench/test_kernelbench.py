@@ -127,3 +127,52 @@ def test_problem_filters(tmp_path):
         "1/19_ReLU", "2/7_Gemm_X"]
     with pytest.raises(SystemExit, match="not a KernelBench checkout"):
         kbench.find_problems(str(tmp_path), [1], [])
+
+
+def test_workers_that_hang_before_or_after_their_problems_are_stopped(tmp_path):
+    """Found by a break test: a KernelBench package whose import hangs, and a
+    problem that leaves a non-daemon thread, each hung the runner forever."""
+    root = tmp_path / "kb"
+    write(root, 1, "1_Tanh")
+    pkg = root / "src" / "kernelbench"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import time\ntime.sleep(100000)\n")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    base = [sys.executable, os.path.join(HERE, "run_kernelbench.py"), "--levels", "1",
+            "--modes", "eager",
+            "--runs", "1", "--trials", "1"]
+    r = subprocess.run(base + ["--kernelbench", str(root), "--out", str(tmp_path / "a"),
+                               "--startup-timeout", "20"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (rec,) = kbench.read_results(tmp_path / "a" / "results.jsonl")
+    assert rec["error"] == "worker did not start within 20.0 s"
+    root2 = tmp_path / "kb2"
+    write(root2, 1, "1_Thread",
+          body="import threading, time; threading.Thread(target=time.sleep, "
+               "args=(100000,)).start(); return x * self.scale")
+    r = subprocess.run(base + ["--kernelbench", str(root2), "--out", str(tmp_path / "b")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "did not exit after its last problem" in r.stdout, r.stdout
+    (rec,) = kbench.read_results(tmp_path / "b" / "results.jsonl")
+    assert rec["modes"]["eager"]["median_ms"] > 0
+
+
+def test_damaged_results_lines_are_skipped_and_named(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").write_bytes(b'{"id": "1/1_A", "error": "x"}\n[1, 2]\n'
+                                        b'\xff\xfe\n{"id": "1/2_B", "err')
+    recs = kbench.read_results(out / "results.jsonl")
+    assert [r["id"] for r in recs] == ["1/1_A"]
+    err = capsys.readouterr().out
+    assert "results.jsonl:2: skipped" in err and "results.jsonl:4: skipped" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--levels", "x"], "--levels"), (["--gpu-ids", "a,b"], "--gpu-ids"),
+    (["--problem-timeout", "0"], "--problem-timeout"), (["--modes", "kopt"], "no eager")])
+def test_bad_arguments_are_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        kbench.parse_args(["--kernelbench", "k", "--out", "o"] + argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err

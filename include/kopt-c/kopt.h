@@ -251,7 +251,8 @@ KOPT_C_EXPORT kopt_error *kopt_tuning_db_add(const char *db_path,
                                              size_t length);
 /** The usable trials (status "ok", correct, finite median; measurer "gpu")
  *  of `workload` recorded by this kopt version, as a JSON array of records
- *  in id order (`[]` when the file holds none or does not exist). `*json`
+ *  in id order (`[]` when the file holds none, is empty or does not exist;
+ *  text that is not UTF-8 comes back as U+FFFD). `*json`
  *  is NUL-terminated; free it with kopt_string_free. */
 KOPT_C_EXPORT kopt_error *kopt_tuning_db_trials(const char *db_path,
                                                 const char *workload,

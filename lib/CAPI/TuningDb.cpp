@@ -61,7 +61,8 @@ kopt_error *kopt_tuning_db_trials(const char *db_path, const char *workload,
       return makeError("kopt_tuning_db_trials: json is null");
     nlohmann::json out = nlohmann::json::array();
     struct stat st;
-    if (::stat(db_path, &st) == 0) {
+    // A missing or empty file holds no trials (and is not created).
+    if (::stat(db_path, &st) == 0 && (st.st_size > 0 || !S_ISREG(st.st_mode))) {
       auto db = search::Database::open(db_path, /*readOnly=*/true);
       if (!db.ok())
         return makeError(db.error());
@@ -72,7 +73,10 @@ kopt_error *kopt_tuning_db_trials(const char *db_path, const char *workload,
         if (r.usable() && r.measurer == "gpu" && r.koptVersion == KOPT_VERSION)
           out.push_back(search::toJSON(r));
     }
-    std::string text = out.dump();
+    // Text a record holds that is not UTF-8 (written by another program)
+    // comes back with U+FFFD in its place, as kopt-tune --export writes it.
+    std::string text =
+        out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     char *buffer = static_cast<char *>(std::malloc(text.size() + 1));
     if (!buffer)
       return makeError("kopt_tuning_db_trials: out of host memory");

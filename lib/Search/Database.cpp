@@ -337,6 +337,9 @@ Database::open(const std::string &path, bool readOnly, int busyTimeoutMs) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return Status::error(path + ": is a folder, not a tuning database");
+  // A FIFO or a device would block or answer garbage; never open one.
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status::error(path + ": not a regular file, not a tuning database");
   if (!readOnly && !exists(path)) {
     std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos
                                          ? 0
@@ -394,6 +397,28 @@ Database::open(const std::string &path, bool readOnly, int busyTimeoutMs) {
   };
   if (!tables.empty() && !hasTable("meta"))
     return notOurs("no table 'meta'; its tables: " + tableList());
+  if (!tables.empty()) {
+    // Checked before anything writes (the WAL switch below changes the
+    // file): another program's database with a table 'meta' stays as it is.
+    KOPT_RETURN_IF_ERROR(checkSchema(raw, path));
+  } else {
+    // No tables: a new or empty file, unless another program marked it as
+    // its own or keeps other schema objects (views, triggers) in it.
+    Stmt objects(raw, "SELECT count(*) FROM sqlite_master");
+    Stmt appId(raw, "PRAGMA application_id");
+    Stmt userVersion(raw, "PRAGMA user_version");
+    if (!objects.prepared() || objects.step() != SQLITE_ROW ||
+        !appId.prepared() || appId.step() != SQLITE_ROW ||
+        !userVersion.prepared() || userVersion.step() != SQLITE_ROW)
+      return fail("cannot read the database");
+    if (objects.text(0) != "0")
+      return notOurs("no tables but other schema objects (views, triggers or "
+                     "indexes)");
+    if (appId.text(0) != "0" || userVersion.text(0) != "0")
+      return notOurs("its header's application_id " + appId.text(0) +
+                     " / user_version " + userVersion.text(0) +
+                     " mark it as another program's");
+  }
 
   if (!readOnly) {
     // WAL journal: readers never block the writer. Persistent in the file.

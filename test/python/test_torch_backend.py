@@ -500,10 +500,22 @@ def test_inductor_compiles_a_group_for_real():
 @pytest.mark.parametrize("options, message", [
     ({"choose": "fastest"}, "choose"), ({"remainder": "tvm"}, "remainder"),
     ({"choose_runs": 0}, "choose_runs"), ({"choose_runs": True}, "choose_runs"),
-    ({"tuning_db": "/nonexistent/dir/t.db"}, "no folder")])
+    ({"tuning_db": "/nonexistent/dir/t.db"}, "no folder"),
+    ({"choose_runs": 10**12}, "choose_runs"), ({"tuning_db": "/tmp/t\0.db"}, "NUL")])
 def test_choice_and_remainder_options_are_checked(options, message):
     with pytest.raises(ValueError, match=message):
         tb.Options.make(options, None)
+
+
+def test_tuning_db_from_the_environment_and_empty(monkeypatch, tmp_path):
+    monkeypatch.setenv("KOPT_TUNING_DB", "/nonexistent/dir/t.db")
+    with pytest.raises(ValueError, match=r"\$KOPT_TUNING_DB"):
+        tb.Options.make(None, None)
+    monkeypatch.setenv("KOPT_TUNING_DB", str(tmp_path / "t.db"))
+    assert tb.Options.make(None, None).tuning_db == str(tmp_path / "t.db")
+    assert tb.Options.make({"tuning_db": ""}, None).tuning_db is None
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert tb.Options.make({"tuning_db": "~/x.db"}, None).tuning_db == str(tmp_path / "x.db")
 
 
 def test_cuda_graphs_get_kernels_without_tma_maps(tmp_path):

@@ -45,8 +45,10 @@ def test_malformed_records_and_files_are_refused(tmp_path):
         tuning_db.add(db, {"workload": "w"})
     with pytest.raises(kopt.KoptError, match="schedule"):
         tuning_db.add(db, rec(schedule="fast"))
-    with pytest.raises(ValueError):  # NaN is not JSON
-        tuning_db.add(db, rec(median_ms=float("nan")))
+    with pytest.raises(ValueError, match="finite"):  # inf is no time
+        tuning_db.add(db, rec(median_ms=float("inf")))
+    with pytest.raises(TypeError):
+        tuning_db.add(db, [rec()])
     other = tmp_path / "notes.db"
     other.write_text("my notes")
     with pytest.raises(kopt.KoptError, match="not a kopt tuning database"):
@@ -56,3 +58,32 @@ def test_malformed_records_and_files_are_refused(tmp_path):
     assert other.read_text() == "my notes"
     with pytest.raises(kopt.KoptError, match="workload is empty"):
         tuning_db.trials(db, "")
+
+
+def test_paths_and_values_that_cannot_be_what_they_say(tmp_path):
+    # Found by a break test: ctypes cut a path at a NUL byte and wrote elsewhere.
+    with pytest.raises(ValueError, match="NUL"):
+        tuning_db.add(str(tmp_path / "a\0b.db"), rec())
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(ValueError, match="NUL"):
+        tuning_db.trials(tmp_path / "t.db", "w\0x")
+    with pytest.raises(TypeError):
+        tuning_db.trials(tmp_path / "t.db", b"w")
+    db = tmp_path / "t.db"
+    tuning_db.add(db, rec(kopt_version=None, min_ms=float("nan")))  # defaults
+    (got,) = tuning_db.trials(db, "w")
+    assert got["min_ms"] is None and got["kopt_version"] == kopt.version().split()[1]
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert tuning_db.trials(empty, "w") == []
+
+
+def test_a_row_of_another_writer_with_bad_text_does_not_break_reading(tmp_path):
+    db = tmp_path / "t.db"
+    tuning_db.add(db, rec())
+    con = sqlite3.connect(db)
+    con.execute("update trials set device = cast(x'ff41' as text)")
+    con.commit()
+    con.close()
+    (got,) = tuning_db.trials(db, "w")
+    assert got["device"] == "\ufffdA"

@@ -7,6 +7,8 @@
 
 #include "DatabaseTestUtil.h"
 
+#include <sys/stat.h>
+
 using namespace kopt::search::dbtest;
 
 namespace {
@@ -555,6 +557,58 @@ TEST_F(DatabaseTest, AnotherSQLiteDatabaseIsAnError) {
         << db.error();
     EXPECT_NE(db.error().find("accounts"), std::string::npos) << db.error();
     EXPECT_EQ(readBytes(path), before);
+  }
+}
+
+/// An SQLite file made by `sql`, opened by kopt (read-write and read-only):
+/// refused, the error containing `needle`, and the file byte for byte as it
+/// was, in its own journal mode.
+void expectRefusedUntouched(const std::string &path, const char *sql,
+                            const char *needle) {
+  {
+    sqlite3 *raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(raw);
+    sqlite3_close(raw);
+  }
+  std::string before = readBytes(path);
+  for (bool readOnly : {false, true}) {
+    auto db = Database::open(path, readOnly);
+    ASSERT_FALSE(db.ok()) << sql;
+    EXPECT_NE(db.error().find("not a kopt tuning database"), std::string::npos)
+        << db.error();
+    EXPECT_NE(db.error().find(needle), std::string::npos) << db.error();
+    EXPECT_EQ(readBytes(path), before) << sql; // no WAL switch, no schema
+    EXPECT_FALSE(fs::exists(path + "-wal")) << sql;
+  }
+}
+
+TEST_F(DatabaseTest, AnotherProgramsMetaTableIsLeftAlone) {
+  // Found by a break test: the WAL switch ran before the schema check.
+  expectRefusedUntouched(file("meta.db"),
+                         "CREATE TABLE meta(key, value); INSERT INTO meta "
+                         "VALUES('owner', 'someone');",
+                         "schema_version");
+}
+
+TEST_F(DatabaseTest, ASchemaWithoutTablesOrAMarkedHeaderIsAnotherPrograms) {
+  expectRefusedUntouched(file("view.db"), "CREATE VIEW v AS SELECT 1 AS one;",
+                         "other schema objects");
+  expectRefusedUntouched(file("app.db"), "PRAGMA application_id = 1234;",
+                         "application_id 1234");
+  expectRefusedUntouched(file("user.db"), "PRAGMA user_version = 7;",
+                         "user_version 7");
+}
+
+TEST_F(DatabaseTest, AFifoIsRefusedWithoutBlocking) {
+  std::string path = file("pipe.db");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  for (bool readOnly : {false, true}) {
+    auto db = Database::open(path, readOnly);
+    ASSERT_FALSE(db.ok());
+    EXPECT_NE(db.error().find("not a regular file"), std::string::npos)
+        << db.error();
   }
 }
 

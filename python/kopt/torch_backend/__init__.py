@@ -98,14 +98,20 @@ class Options:
                 opts.min_partition_ops, int) or opts.min_partition_ops < 1:
             raise ValueError("kopt backend: min_partition_ops must be an int >= 1, "
                              f"not {opts.min_partition_ops!r}")
-        if opts.tuning_db is None:
-            opts.tuning_db = os.environ.get("KOPT_TUNING_DB") or None
+        what = "tuning_db"
+        if opts.tuning_db is None and os.environ.get("KOPT_TUNING_DB"):
+            opts.tuning_db, what = os.environ["KOPT_TUNING_DB"], "$KOPT_TUNING_DB"
+        if opts.tuning_db is not None and not os.fspath(opts.tuning_db):
+            opts.tuning_db = None  # "": none, as cache_dir=""
         if opts.tuning_db is not None:
-            db = Path(opts.tuning_db)
+            text = os.path.expanduser(os.fspath(opts.tuning_db))
+            if "\0" in text:
+                raise ValueError(f"kopt backend: {what} {text!r} has a NUL byte")
+            db = Path(text)
             if db.exists() and not db.is_file():
-                raise ValueError(f"kopt backend: tuning_db {db} is not a file")
+                raise ValueError(f"kopt backend: {what} {db} is not a file")
             if not db.exists() and not db.parent.is_dir():
-                raise ValueError(f"kopt backend: tuning_db {db}: no folder "
+                raise ValueError(f"kopt backend: {what} {db}: no folder "
                                  f"{db.parent} to create it in")
             opts.tuning_db = str(db)
         return opts
@@ -148,9 +154,9 @@ def _check_types(opts: "Options") -> None:
         raise ValueError(f"kopt backend: option 'remainder' must be 'eager' or "
                          f"'inductor', not {opts.remainder!r}")
     if isinstance(opts.choose_runs, bool) or not isinstance(opts.choose_runs, int) \
-            or opts.choose_runs < 1:
-        raise ValueError(f"kopt backend: option 'choose_runs' must be an int >= 1, "
-                         f"not {opts.choose_runs!r}")
+            or not 1 <= opts.choose_runs <= 1000:
+        raise ValueError(f"kopt backend: option 'choose_runs' must be an int from 1 "
+                         f"to 1000, not {opts.choose_runs!r}")
     if opts.opt_level is not None and (isinstance(opts.opt_level, bool) or opts.opt_level
                                        not in (1, 2, 3) or not isinstance(opts.opt_level, int)):
         raise ValueError(f"kopt backend: option 'opt_level' must be 1, 2 or 3, not "

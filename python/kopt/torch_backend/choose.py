@@ -83,12 +83,13 @@ def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:
     from .. import tuning_db
     try:
         rows = tuning_db.trials(db, workload)
-    except KoptError as e:
+    except (KoptError, ValueError) as e:
         warnings.warn(f"kopt: cannot read the tuning database: {e}")
         return None
     best = {}
     for r in rows:
-        impl = (r.get("schedule") or {}).get("impl")
+        schedule = r.get("schedule")
+        impl = schedule.get("impl") if isinstance(schedule, dict) else None
         ms = r.get("median_ms")
         if impl in ("kopt", alt) and isinstance(ms, (int, float)):
             best[impl] = min(ms, best.get(impl, float("inf")))
