@@ -4,8 +4,8 @@ PyTorch eager and torch.compile's default (Inductor), on one GPU or several.
 
     python3 bench/run_kernelbench.py --kernelbench ~/KernelBench --out OUT [--levels 1,2]
         [--problems 1/19,2/*Gemm*] [--modes eager,inductor,kopt,kopt-inductor]
-        [--gpus N | --gpu-ids 1,2,3] [--runs 20] [--trials 5] [--problem-timeout 900] [--startup-timeout 600] [--deadline S]
-        [--resume] [--summary-only]
+        [--gpus N | --gpu-ids 1,2,3] [--runs 20] [--trials 5] [--problem-timeout 900]
+        [--startup-timeout 600] [--deadline S] [--resume] [--summary-only]
 
 KernelBench (github.com/ScalingIntelligence/KernelBench) is a public benchmark:
 fetch it yourself and pass the path of the checkout; nothing of it is kept in
