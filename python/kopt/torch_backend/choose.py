@@ -75,6 +75,17 @@ def decide(kopt_ms: float, pytorch_ms: float, alt: str, source: str,
     return Choice(impl, source, kopt_ms, pytorch_ms, labels)
 
 
+def settle(first_ms, second_ms, bad: Optional[str], first: str, second: str,
+           disagree: str, then: str, labels: tuple = ("kopt", "PyTorch")) -> Choice:
+    """The choice a :func:`measure` makes: ``second`` when the two disagreed
+    (``bad`` says how; a warning ``"kopt: <disagree> with <labels[1]> (<bad>);
+    <then>"``), else :func:`decide`'s."""
+    if bad is not None:
+        warnings.warn(f"kopt: {disagree} with {labels[1]} ({bad}); {then}")
+        return Choice(second, "mismatch", labels=labels)
+    return decide(first_ms, second_ms, second, "measured", first=first, labels=labels)
+
+
 def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:
     """The choice the database's measurements make (None unless it holds a
     usable trial of both implementations)."""

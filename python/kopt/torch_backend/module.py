@@ -316,17 +316,13 @@ class Chooser:
         kopt_ms, pytorch_ms, bad = choose.measure(
             lambda: part.run_kopt(args, device), lambda: tuple(self.pytorch(part, args)),
             device, self.runs, self.graphs)
-        if bad is not None:
-            warnings.warn(f"kopt: {part.fn.name}'s kernels disagree with PyTorch "
-                          f"({bad}); the partition runs in PyTorch")
-            choice = choose.Choice(self.alt, "mismatch")
-            if self.db:
-                choose.record_wrong(self.db, self.workload, bad, device)
-        else:
-            choice = choose.decide(kopt_ms, pytorch_ms, self.alt, "measured")
-            if self.db:
-                choose.record_db(self.db, self.workload, choice, self.alt, self.runs,
-                                 device)
+        choice = choose.settle(kopt_ms, pytorch_ms, bad, "kopt", self.alt,
+                               f"{part.fn.name}'s kernels disagree",
+                               "the partition runs in PyTorch")
+        if self.db and bad is not None:
+            choose.record_wrong(self.db, self.workload, bad, device)
+        elif self.db:
+            choose.record_db(self.db, self.workload, choice, self.alt, self.runs, device)
         if self.on_choice is not None:
             self.on_choice(part.fn.name, choice)
         return choice

@@ -118,14 +118,9 @@ class InductorGroup(torch.nn.Module):
     def decide(self, ind_ms, eager_ms, bad) -> None:
         """Inductor's code unless eager is more than 2% faster, or when the
         two disagree (``bad``: why)."""
-        labels = ("Inductor", "eager")
-        if bad is not None:
-            warnings.warn(f"kopt: Inductor's code of {self.name} disagrees with eager "
-                          f"({bad}); the group runs in eager")
-            self.choice = choose.Choice("eager", "mismatch", labels=labels)
-        else:
-            self.choice = choose.decide(ind_ms, eager_ms, "eager", "measured",
-                                        first="inductor", labels=labels)
+        self.choice = choose.settle(ind_ms, eager_ms, bad, "inductor", "eager",
+                                    f"Inductor's code of {self.name} disagrees",
+                                    "the group runs in eager", ("Inductor", "eager"))
         on_choice = self.measure.get("on_choice") if self.measure else None
         if on_choice is not None:
             on_choice(self.name, self.choice)
