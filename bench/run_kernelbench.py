@@ -320,8 +320,9 @@ class Worker:
             rec["partitions"] = sum(g.partitions for g in rep)
             rec["chosen"] = chosen
             # kopt ran a kernel of its own: a partition that compiled and whose
-            # measured choice (if any) is kopt
-            rec["kopt_ran"] = any(impl == "kopt" for impl in chosen.values()) or (
+            # measured choice (if any) is kopt's kernels, or "split" (PyTorch's
+            # matmuls, kopt's kernels for the rest)
+            rec["kopt_ran"] = any(impl in ("kopt", "split") for impl in chosen.values()) or (
                 rec["partitions"] > 0 and not chosen)
             rec["unsupported"] = dict(rep.unsupported_ops())
             rec["ops_kopt"] = dict(sum((g.ops_kopt for g in rep), collections.Counter()))

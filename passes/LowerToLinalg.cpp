@@ -283,6 +283,14 @@ Value Lowering::lower(Operation *op) {
     return unary([](OpBuilder &ob, Location l, Value x) -> Value {
       return math::TanhOp::create(ob, l, x);
     });
+  if (isa<LogOp>(op))
+    return unary([](OpBuilder &ob, Location l, Value x) -> Value {
+      return math::LogOp::create(ob, l, x);
+    });
+  if (isa<Log1pOp>(op))
+    return unary([](OpBuilder &ob, Location l, Value x) -> Value {
+      return math::Log1pOp::create(ob, l, x);
+    });
   if (isa<SigmoidOp>(op))
     return unary(sigmoid);
   if (isa<ReluOp>(op))

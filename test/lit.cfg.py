@@ -30,7 +30,7 @@ llvm_config.with_environment("PATH", config.kopt_tools_dir, append_path=True)
 if os.path.exists(os.path.join(config.kopt_tools_dir, "kopt-run")):
     config.available_features.add("kopt-run")
 
-# MLIR's gpu-module-to-binary links libdevice (exp, tanh, erf, rsqrt, ... of the CUDA
+# MLIR's gpu-module-to-binary links libdevice (exp, tanh, log, erf, rsqrt, ... of the CUDA
 # math library) only when it finds the CUDA toolkit through CUDA_ROOT, CUDA_HOME or
 # CUDA_PATH; without one of them the PTX keeps unresolved calls such as __nv_expf
 # that ptxas rejects (test/Target/libdevice-env.mlir). Pass them through, and point
@@ -44,6 +44,9 @@ if not any(os.environ.get(v) for v in _cuda_vars) and config.ptxas:
 # CPU execution of the linalg form (test/CPU): upstream passes down to LLVM, run by
 # mlir-runner with the runner utilities (printMemrefF32). Tests there say
 # `REQUIRES: mlir-runner`.
+# convert-math-to-llvm would rewrite math.log1p as log(1 + x), which loses the
+# accuracy near 0 that kopt.log1p promises (test/CPU/elementwise.mlir checks it):
+# approximate-log1p=false leaves it to convert-math-to-libm (libm's log1pf).
 _llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 _mlir_runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
 _runner_utils = os.path.join(_llvm_lib_dir, "libmlir_runner_utils.so")
@@ -57,5 +60,6 @@ config.substitutions.append((
     "%cpu_to_llvm",
     "--one-shot-bufferize=bufferize-function-boundaries --convert-linalg-to-loops "
     "--convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm "
-    "--convert-math-to-llvm --convert-math-to-libm --convert-arith-to-llvm "
+    "--convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm "
+    "--convert-arith-to-llvm "
     "--convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts"))

@@ -323,8 +323,8 @@ DictionaryAttr kopt::kernelSource(Operation *op) {
 
 bool kopt::isElementwiseOp(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ExpOp, NegOp, AbsOp,
-             SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp,
-             CastOp>(op);
+             SqrtOp, RsqrtOp, TanhOp, LogOp, Log1pOp, SigmoidOp, ReluOp, SiluOp,
+             GeluOp, CastOp>(op);
 }
 
 bool kopt::isRowOp(Operation *op) {

@@ -134,6 +134,8 @@ def Kopt_AbsOp : Kopt_UnaryOp<"abs", "|x|">;
 def Kopt_SqrtOp : Kopt_UnaryOp<"sqrt", "sqrt(x)">;
 def Kopt_RsqrtOp : Kopt_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def Kopt_TanhOp : Kopt_UnaryOp<"tanh", "tanh(x)">;
+def Kopt_LogOp : Kopt_UnaryOp<"log", "log(x)">;
+def Kopt_Log1pOp : Kopt_UnaryOp<"log1p", "log(1 + x)">;
 def Kopt_SigmoidOp : Kopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Kopt_ReluOp : Kopt_UnaryOp<"relu", "max(x, 0)">;
 def Kopt_SiluOp : Kopt_UnaryOp<"silu", "x * sigmoid(x) = x * (1 / (1 + exp(-x)))">;

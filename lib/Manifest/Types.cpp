@@ -124,7 +124,8 @@ constexpr OpName kOpNames[] = {
     {OpKind::Min, "min"},         {OpKind::Exp, "exp"},
     {OpKind::Neg, "neg"},         {OpKind::Abs, "abs"},
     {OpKind::Sqrt, "sqrt"},       {OpKind::Rsqrt, "rsqrt"},
-    {OpKind::Tanh, "tanh"},       {OpKind::Sigmoid, "sigmoid"},
+    {OpKind::Tanh, "tanh"},       {OpKind::Log, "log"},
+    {OpKind::Log1p, "log1p"},     {OpKind::Sigmoid, "sigmoid"},
     {OpKind::Relu, "relu"},       {OpKind::Silu, "silu"},
     {OpKind::Gelu, "gelu"},       {OpKind::Cast, "cast"},
     {OpKind::Reduce, "reduce"},   {OpKind::Softmax, "softmax"},
@@ -169,6 +170,8 @@ bool isUnaryOp(OpKind op) {
   case OpKind::Sqrt:
   case OpKind::Rsqrt:
   case OpKind::Tanh:
+  case OpKind::Log:
+  case OpKind::Log1p:
   case OpKind::Sigmoid:
   case OpKind::Relu:
   case OpKind::Silu:

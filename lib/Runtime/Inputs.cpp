@@ -43,10 +43,16 @@ InputDistribution inputDistribution(const KernelSpec &kernel,
   for (const OpSpec &op : kernel.ops) {
     const std::string *input = op.operand("input");
     const std::string *rhs = op.operand("rhs");
-    if ((op.kind == OpKind::Sqrt || op.kind == OpKind::Rsqrt) && input &&
-        *input == param.name) {
+    if ((op.kind == OpKind::Sqrt || op.kind == OpKind::Rsqrt ||
+         op.kind == OpKind::Log) &&
+        input && *input == param.name) {
       d.low = 0.1;
       d.high = 4.0;
+      return d;
+    }
+    if (op.kind == OpKind::Log1p && input && *input == param.name) {
+      d.low = -0.5;
+      d.high = 1.0;
       return d;
     }
     if (op.kind == OpKind::Div && rhs && *rhs == param.name) {

@@ -56,6 +56,10 @@ double unaryScalar(OpKind op, GeluApproximation approximate, double x) {
     return 1.0 / std::sqrt(x);
   case OpKind::Tanh:
     return std::tanh(x);
+  case OpKind::Log:
+    return std::log(x);
+  case OpKind::Log1p:
+    return std::log1p(x);
   case OpKind::Sigmoid:
     return 1.0 / (1.0 + std::exp(-x));
   case OpKind::Relu:

@@ -1,6 +1,6 @@
 // Numerical check of the elementwise kopt ops on the CPU (the linalg form, lowered
-// by upstream passes and run by mlir-runner): NumPy broadcasting, each unary op,
-// gelu in both forms, cast rounding.
+// by upstream passes and run by mlir-runner): NumPy broadcasting, each unary op
+// (log and log1p also at their special values), gelu in both forms, cast rounding.
 // REQUIRES: mlir-runner
 // RUN: kopt-opt %s --kopt-lower-to-linalg | mlir-opt %cpu_to_llvm \
 // RUN:   | %mlir_runner -e main -entry-point-result=void \
@@ -112,6 +112,30 @@ func.func @main() {
   // CHECK: [0.5, 0.707107, 2]
   %rsqrt = kopt.rsqrt %sq : tensor<3xf32>
   call @print3(%rsqrt) : (tensor<3xf32>) -> ()
+  // log: 0 at 1, ln 2 = 0.693147; -inf at +-0, NaN below 0, +inf at +inf.
+  // CHECK: [0, 0.693147, -0.693147, 2]
+  %lv = arith.constant dense<[1.0, 2.0, 0.5, 7.38905609893065]> : tensor<4xf32>
+  %log = kopt.log %lv : tensor<4xf32>
+  call @print4(%log) : (tensor<4xf32>) -> ()
+  // CHECK: [-inf, -inf, {{-?}}nan, inf]
+  %inf = arith.constant 0x7F800000 : f32
+  %fm0 = arith.constant -0.0 : f32
+  %fm1 = arith.constant -1.0 : f32
+  %ls = tensor.from_elements %f0, %fm0, %fm1, %inf : tensor<4xf32>
+  %logs = kopt.log %ls : tensor<4xf32>
+  call @print4(%logs) : (tensor<4xf32>) -> ()
+  // log1p(x) = log(1 + x), accurate near 0: log1p(1e-7) = 1e-07 where
+  // log(1 + 1e-7) in f32 would give 1.19209e-07 (1 + 1e-7 rounds to 1 + 2^-23).
+  // CHECK: [0, 0.693147, -0.693147, 1e-07]
+  %pv = arith.constant dense<[0.0, 1.0, -0.5, 1.0e-07]> : tensor<4xf32>
+  %log1p = kopt.log1p %pv : tensor<4xf32>
+  call @print4(%log1p) : (tensor<4xf32>) -> ()
+  // -inf at -1, NaN below -1, +inf at +inf, -0 at -0.
+  // CHECK: [-inf, {{-?}}nan, inf, -0]
+  %fm2 = arith.constant -2.0 : f32
+  %ps = tensor.from_elements %fm1, %fm2, %inf, %fm0 : tensor<4xf32>
+  %log1ps = kopt.log1p %ps : tensor<4xf32>
+  call @print4(%log1ps) : (tensor<4xf32>) -> ()
 
   // gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)) = 0, 0.841345, -0.158655.
   // CHECK: [0, 0.841345, -0.158655]

@@ -25,6 +25,21 @@ func.func @bias_gelu(%x: tensor<64x256xf16>, %w: tensor<128x256xf16>, %b: tensor
 
 // -----
 
+// log1p and log as a matmul's epilogue, like the other unary ops.
+// CHECK-LABEL: func.func @log_epilogue(
+// CHECK:         %[[K:.*]] = kopt.kernel "matmul_log1p_log_0" ins(%{{.*}}, %{{.*}} : tensor<64x256xbf16>, tensor<128x256xbf16>) -> tensor<64x128xbf16>
+// CHECK-SAME:      ops = [{attrs = {transpose_a = false, transpose_b = true}, name = "matmul", operands = ["in0", "in1"], results = ["t0"]}, {attrs = {}, name = "log1p", operands = ["t0"], results = ["t1"]}, {attrs = {}, name = "log", operands = ["t1"], results = ["out0"]}]
+// CHECK-NOT:     kopt.kernel
+// CHECK:         return %[[K]]
+func.func @log_epilogue(%x: tensor<64x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<64x128xbf16> {
+  %m = kopt.matmul %x, %w {transpose_b} : tensor<64x256xbf16>, tensor<128x256xbf16> -> tensor<64x128xbf16>
+  %p = kopt.log1p %m : tensor<64x128xbf16>
+  %l = kopt.log %p : tensor<64x128xbf16>
+  return %l : tensor<64x128xbf16>
+}
+
+// -----
+
 // A residual add after the down projection: the residual is an input.
 // CHECK-LABEL: func.func @residual(
 // CHECK:         kopt.kernel "matmul_add_0" ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<16x512xbf16>, tensor<256x512xbf16>, tensor<16x256xbf16>)

@@ -71,6 +71,12 @@ func.func @numbering(%a: tensor<8x8xf32>, %v: tensor<8xf32>) -> tensor<8x8xf32> 
 // CHECK:         kopt.kernel "sqrt_0" {{.*}}attrs = {}, name = "sqrt", params = ["input", "result"]
 // CHECK:         kopt.kernel "rsqrt_0" {{.*}}attrs = {}, name = "rsqrt", params = ["input", "result"]
 // CHECK:         kopt.kernel "tanh_0" {{.*}}attrs = {}, name = "tanh", params = ["input", "result"]
+// CHECK:         kopt.kernel "log_0" {{.*}}attrs = {}, name = "log", params = ["input", "result"]
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4x8xf32>):
+// CHECK-NEXT:      kopt.log %{{.*}} : tensor<4x8xf32>
+// CHECK:         kopt.kernel "log1p_0" {{.*}}attrs = {}, name = "log1p", params = ["input", "result"]
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4x8xf32>):
+// CHECK-NEXT:      kopt.log1p %{{.*}} : tensor<4x8xf32>
 // CHECK:         kopt.kernel "sigmoid_0" {{.*}}attrs = {}, name = "sigmoid", params = ["input", "result"]
 // CHECK:         kopt.kernel "relu_0" {{.*}}attrs = {}, name = "relu", params = ["input", "result"]
 // CHECK:         kopt.kernel "gelu_0" {{.*}}attrs = {approximate = "none"}, name = "gelu", params = ["input", "result"]
@@ -85,7 +91,9 @@ func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
   %3 = kopt.sqrt %2 : tensor<4x8xf32>
   %4 = kopt.rsqrt %3 : tensor<4x8xf32>
   %5 = kopt.tanh %4 : tensor<4x8xf32>
-  %6 = kopt.sigmoid %5 : tensor<4x8xf32>
+  %l = kopt.log %5 : tensor<4x8xf32>
+  %lp = kopt.log1p %l : tensor<4x8xf32>
+  %6 = kopt.sigmoid %lp : tensor<4x8xf32>
   %7 = kopt.relu %6 : tensor<4x8xf32>
   %8 = kopt.gelu %7 : tensor<4x8xf32>
   %9 = kopt.gelu %8 approximate(tanh) : tensor<4x8xf32>

@@ -50,6 +50,30 @@ func.func @scale_mask_softmax(%x: tensor<1x4x64x64xbf16>, %c: tensor<bf16>, %m: 
 
 // -----
 
+// log and log1p as a row kernel's prologue and epilogue, like the other unary
+// ops: log(x) into the softmax, log1p of its result, one kernel.
+// CHECK-LABEL: func.func @log_softmax_log1p(
+// CHECK:         %[[K:.*]] = kopt.kernel "log_softmax_log1p_0" ins(%{{.*}} : tensor<4x512xf32>) -> tensor<4x512xf32>
+// CHECK-SAME:      ops = [{attrs = {}, name = "log", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "softmax", operands = ["t0"], results = ["t1"]}, {attrs = {}, name = "log1p", operands = ["t1"], results = ["out0"]}]
+// CHECK:           kopt.log
+// CHECK-NEXT:      kopt.softmax
+// CHECK-NEXT:      kopt.log1p
+// CHECK-NEXT:      kopt.yield
+// CHECK-NOT:     kopt.kernel
+// CHECK:         return %[[K]]
+// OFF-LABEL:   func.func @log_softmax_log1p(
+// OFF:           kopt.kernel "log_0"
+// OFF:           kopt.kernel "softmax_0"
+// OFF:           kopt.kernel "log1p_0"
+func.func @log_softmax_log1p(%x: tensor<4x512xf32>) -> tensor<4x512xf32> {
+  %l = kopt.log %x : tensor<4x512xf32>
+  %s = kopt.softmax %l : tensor<4x512xf32>
+  %p = kopt.log1p %s : tensor<4x512xf32>
+  return %p : tensor<4x512xf32>
+}
+
+// -----
+
 // An op that reads a row op's input and its result joins them: no cycle, all
 // three ops read the same rows.
 // CHECK-LABEL: func.func @reads_input_and_result(

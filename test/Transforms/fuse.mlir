@@ -36,6 +36,37 @@ func.func @softcap(%logits: tensor<16x256xf32>, %cap: tensor<f32>) -> tensor<16x
   return %y : tensor<16x256xf32>
 }
 
+// log and log1p join chains like the other unary ops: softplus(x) = log1p(exp(x))
+// plus log|x|, five ops, one kernel (named after its first four ops and
+// `_more`).
+// CHECK-LABEL: func.func @log_chain(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<16x256xbf16>
+// CHECK:         %[[K:.*]] = kopt.kernel "exp_log1p_abs_log_more_0" ins(%[[X]] : tensor<16x256xbf16>) -> tensor<16x256xbf16>
+// CHECK-SAME:      ops = [{attrs = {}, name = "exp", operands = ["in0"], results = ["t0"]}, {attrs = {}, name = "log1p", operands = ["t0"], results = ["t1"]}, {attrs = {}, name = "abs", operands = ["in0"], results = ["t2"]}, {attrs = {}, name = "log", operands = ["t2"], results = ["t3"]}, {attrs = {}, name = "add", operands = ["t1", "t3"], results = ["out0"]}]
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<16x256xbf16>):
+// CHECK-NEXT:      %[[E:.*]] = kopt.exp %[[A]]
+// CHECK-NEXT:      %[[P:.*]] = kopt.log1p %[[E]]
+// CHECK-NEXT:      %[[B:.*]] = kopt.abs %[[A]]
+// CHECK-NEXT:      %[[L:.*]] = kopt.log %[[B]]
+// CHECK-NEXT:      %[[S:.*]] = kopt.add %[[P]], %[[L]]
+// CHECK-NEXT:      kopt.yield %[[S]] : tensor<16x256xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return %[[K]]
+// OFF-LABEL:   func.func @log_chain(
+// OFF:           kopt.kernel "exp_0"
+// OFF:           kopt.kernel "log1p_0"
+// OFF:           kopt.kernel "abs_0"
+// OFF:           kopt.kernel "log_0"
+// OFF:           kopt.kernel "add_0"
+func.func @log_chain(%x: tensor<16x256xbf16>) -> tensor<16x256xbf16> {
+  %e = kopt.exp %x : tensor<16x256xbf16>
+  %p = kopt.log1p %e : tensor<16x256xbf16>
+  %a = kopt.abs %x : tensor<16x256xbf16>
+  %l = kopt.log %a : tensor<16x256xbf16>
+  %y = kopt.add %p, %l : tensor<16x256xbf16>, tensor<16x256xbf16> -> tensor<16x256xbf16>
+  return %y : tensor<16x256xbf16>
+}
+
 // SwiGLU: silu(gate) * up is the gate matmul's epilogue (one kernel), reading
 // the up matmul's result (its own kernel: a kernel holds one matmul).
 // CHECK-LABEL: func.func @swiglu(

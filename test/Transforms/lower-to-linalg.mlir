@@ -5,7 +5,7 @@
 // No kopt operator survives (kopt.kernel and kopt.yield stay), and the output
 // verifies and re-parses.
 // RUN: kopt-opt %s --kopt-lower-to-linalg | kopt-opt | FileCheck %s --check-prefix=NOKOPT
-// NOKOPT-NOT: kopt.{{(matmul|add|sub|mul|div|max|min|exp|neg|abs|sqrt|rsqrt|tanh|sigmoid|relu|silu|gelu|cast|reduce|softmax|rmsnorm|layernorm) }}
+// NOKOPT-NOT: kopt.{{(matmul|add|sub|mul|div|max|min|exp|neg|abs|sqrt|rsqrt|tanh|log|log1p|sigmoid|relu|silu|gelu|cast|reduce|softmax|rmsnorm|layernorm) }}
 
 // CHECK-DAG: #[[ID2:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[LAST2:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
@@ -131,6 +131,38 @@ func.func @unary(%x: tensor<4x8xf32>) {
   %5 = kopt.tanh %x : tensor<4x8xf32>
   %6 = kopt.sigmoid %x : tensor<4x8xf32>
   %7 = kopt.relu %x : tensor<4x8xf32>
+  return
+}
+
+// log and log1p: one math.log / math.log1p each (libdevice's __nv_logf and
+// __nv_log1pf on the GPU); f16 and bf16 extended to f32, computed in f32 and
+// rounded once, as exp and tanh.
+// CHECK-LABEL: func.func @log(
+// CHECK:         linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:      ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NEXT:    ^bb0(%[[A0:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[R0:.*]] = math.log %[[A0]] : f32
+// CHECK-NEXT:      linalg.yield %[[R0]] : f32
+// CHECK:         ^bb0(%[[A1:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[R1:.*]] = math.log1p %[[A1]] : f32
+// CHECK-NEXT:      linalg.yield %[[R1]] : f32
+// CHECK:         ins(%{{.*}} : tensor<4x8xf16>) outs(%{{.*}} : tensor<4x8xf16>)
+// CHECK-NEXT:    ^bb0(%[[H2:.*]]: f16, %{{.*}}: f16):
+// CHECK-NEXT:      %[[X2:.*]] = arith.extf %[[H2]] : f16 to f32
+// CHECK-NEXT:      %[[R2:.*]] = math.log %[[X2]] : f32
+// CHECK-NEXT:      %[[T2:.*]] = arith.truncf %[[R2]] : f32 to f16
+// CHECK-NEXT:      linalg.yield %[[T2]] : f16
+// CHECK:         ins(%{{.*}} : tensor<2x3x4xbf16>) outs(%{{.*}} : tensor<2x3x4xbf16>)
+// CHECK-NEXT:    ^bb0(%[[B3:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:      %[[X3:.*]] = arith.extf %[[B3]] : bf16 to f32
+// CHECK-NEXT:      %[[R3:.*]] = math.log1p %[[X3]] : f32
+// CHECK-NEXT:      %[[T3:.*]] = arith.truncf %[[R3]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[T3]] : bf16
+func.func @log(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>, %b: tensor<2x3x4xbf16>) {
+  %0 = kopt.log %x : tensor<4x8xf32>
+  %1 = kopt.log1p %x : tensor<4x8xf32>
+  %2 = kopt.log %h : tensor<4x8xf16>
+  %3 = kopt.log1p %b : tensor<2x3x4xbf16>
   return
 }
 

@@ -271,7 +271,8 @@ def problems():
                 (res, dt))
 
     ushapes = [([4096, 14336], "bf16"), ([7, 33], "f32"), ([4097], "f16")]
-    unary = ["exp", "neg", "abs", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu"]
+    unary = ["exp", "log", "log1p", "neg", "abs", "sqrt", "rsqrt", "tanh", "sigmoid", "relu",
+             "silu"]
     for op in unary + ["gelu", "gelu_tanh"]:
         for shape, dt in ushapes:
             name = f"{op}_{dt}_" + "x".join(map(str, shape))

@@ -191,7 +191,8 @@ def test_measured_choices_are_recorded_and_reused(block, tmp_path):
     import sqlite3
     rows_ = sqlite3.connect(db).execute(
         "select workload, schedule, median_ms from trials").fetchall()
-    assert len(rows_) == 2 * rep.partitions  # kopt's and PyTorch's, once each
+    # kopt's and PyTorch's once each, and the split variant's where there is one
+    assert len(rows_) == sum(2 + (c.split_ms is not None) for c in rep.chosen.values())
     assert all(tuning_db.trials(db, w) for w, _, _ in rows_)
 
 
@@ -239,7 +240,7 @@ def test_inductor_runs_the_remainder():
     assert rep.inductor_groups >= 1 and not rep.failed_groups, str(rep)
     for name, c in rep.chosen.items():  # partitions, then Inductor's groups
         want = ("inductor", "eager") if name.startswith("inductor_group") else (
-            "kopt", "inductor")
+            "kopt", "split", "inductor")
         assert c.impl in want and c.source == "measured", str(rep)
     assert any(n.startswith("inductor_group") for n in rep.chosen), str(rep)
 
@@ -259,3 +260,133 @@ def test_choice_under_cuda_graphs_times_replays():
     rep = kb.report()[-1]
     print(rep)
     assert rep.chosen and all(c.source == "measured" for c in rep.chosen.values()), str(rep)
+
+
+SPECIAL = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, -3.0, 3.0, -1.0, 1.0,
+           6.0, -6.0, 1e30, -1e30, 1e-40, -1e-40]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, BF16])
+def test_clamps_and_activations_match_pytorch_on_special_values(dtype):
+    F = torch.nn.functional
+    fns = {
+        "hardtanh": lambda x: F.hardtanh(x) * 1.0,
+        "clamp": lambda x: torch.clamp(x, min=-0.3, max=2.5) + 0.0,
+        "clamp_max": lambda x: torch.clamp(x, max=0.1) * 1.0,
+        "leaky_relu": lambda x: F.leaky_relu(x, 0.2) * 1.0,
+        "hardswish": lambda x: F.hardswish(x) * 1.0,
+        "hardsigmoid": lambda x: F.hardsigmoid(x) * 1.0,
+    }
+    torch.manual_seed(0)
+    x = torch.randn(64, 256, device=DEV, dtype=dtype) * 4
+    x.view(-1)[:len(SPECIAL)] = torch.tensor(SPECIAL, dtype=dtype)
+    for name, fn in fns.items():
+        torch._dynamo.reset()
+        kb.reset()
+        got = torch.compile(fn, backend="kopt", dynamic=False, options=KOPT)(x)
+        rep = kb.report()[-1]
+        assert rep.pytorch_ops == 0 and not rep.fallbacks, (name, str(rep))
+        want = fn(x)
+        same = (got == want) | (got.isnan() & want.isnan())  # -0 == +0 here
+        bad = (~same).nonzero()
+        assert bad.numel() == 0, (name, x[tuple(bad[0])].item(), got[tuple(bad[0])].item(),
+                                  want[tuple(bad[0])].item())
+
+
+def test_channel_broadcasts_match_pytorch():
+    # KernelBench level 2's conv epilogues: bias [C, 1, 1], scale [1, C, 1, 1].
+    def f(x, b, s):
+        return torch.sigmoid(torch.clamp(x + b, -1.0, 1.0) * s) - 0.5
+    torch._dynamo.reset()
+    kb.reset()
+    g = torch.compile(f, backend="kopt", dynamic=False, options=KOPT)
+    for n, c, h, w in [(8, 16, 30, 30), (3, 5, 7, 9)]:
+        x = torch.randn(n, c, h, w, device=DEV)
+        b = torch.randn(c, 1, 1, device=DEV)
+        s = torch.randn(1, c, 1, 1, device=DEV)
+        torch.testing.assert_close(g(x, b, s), f(x, b, s), atol=1e-6, rtol=1e-6)
+    rep = kb.report()[-1]
+    assert rep.pytorch_ops == 0, str(rep)
+
+
+def test_split_variant_is_measured_and_matches_pytorch():
+    """A GEMM with an epilogue: kopt's kernels, cuBLAS's GEMM with kopt's
+    epilogue kernel (the split variant) and PyTorch's are all measured; the
+    split variant computes what PyTorch does."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from kopt.torch_backend import compile as kc
+    from kopt.torch_backend import module as km
+
+    def f(x, w, b, r):
+        return torch.sigmoid(torch.nn.functional.linear(x, w, b)) * 2.0 + r
+    torch.manual_seed(0)
+    args = [torch.randn(512, 1024, device=DEV), torch.randn(768, 1024, device=DEV) * 0.03,
+            torch.randn(768, device=DEV), torch.randn(512, 768, device=DEV)]
+    kb.reset()
+    gm = make_fx(f, tracing_mode="fake")(*args)
+    kc.compile_static(gm, kb.Options.make({"cache_dir": None}, None))
+    got = gm(*args)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    torch.testing.assert_close(got, f(*args), atol=1e-4, rtol=1e-4)
+    (p,) = [m for m in gm.children() if isinstance(m, km.KoptPartition)]
+    assert p.split is not None
+    (c,) = kb.report()[-1].chosen.values()
+    print(kb.report()[-1])
+    assert c.source == "measured" and c.split_ms > 0 and c.kopt_ms > 0, str(c)
+    ins = [torch.randn(tuple(n.meta["val"].shape), device=DEV)
+           for n in p.sub.graph.nodes if n.op == "placeholder"]
+    for a, b in zip(p.split(*ins), p.sub(*ins)):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, BF16])
+def test_softplus_mish_and_logs_match_pytorch_on_special_values(dtype):
+    """NaN and inf where PyTorch has them, finite values to a few f32 ulps
+    (kopt's exp is not PyTorch's expf, so not bit for bit)."""
+    F = torch.nn.functional
+    fns = {
+        "softplus": lambda x: F.softplus(x) * 1.0,
+        "softplus_beta": lambda x: F.softplus(x, beta=2.0, threshold=30.0) * 1.0,
+        "mish": lambda x: F.mish(x) * 1.0,
+        "log": lambda x: torch.log(x) * 1.0,
+        "log1p": lambda x: torch.log1p(x) * 1.0,
+    }
+    torch.manual_seed(0)
+    x = torch.randn(64, 256, device=DEV, dtype=dtype) * 8
+    special = SPECIAL + [-1.0, -2.0, 17.5, 20.0, 25.0, 100.0, -100.0, 1e-7, -1e-7]
+    x.view(-1)[:len(special)] = torch.tensor(special, dtype=dtype)
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    for name, fn in fns.items():
+        torch._dynamo.reset()
+        kb.reset()
+        got = torch.compile(fn, backend="kopt", dynamic=False, options=KOPT)(x)
+        rep = kb.report()[-1]
+        assert rep.pytorch_ops == 0 and not rep.fallbacks, (name, str(rep))
+        want = fn(x)
+        assert torch.equal(got.isnan(), want.isnan()), name
+        inf = want.isinf()
+        assert torch.equal(got.isinf(), inf) and torch.equal(got[inf], want[inf]), name
+        fin = torch.isfinite(want)
+        torch.testing.assert_close(got[fin].float(), want[fin].float(), atol=tol, rtol=tol,
+                                   msg=lambda m: f"{name}: {m}")
+
+
+def test_gemm_batch_norm_in_eval_matches_pytorch():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.BatchNorm1d(512),
+                                torch.nn.GELU()).to(DEV).eval()
+    bn = model[1]
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.25, 4)
+        bn.weight.uniform_(0.5, 2)
+        bn.bias.uniform_(-1, 1)
+    x = torch.randn(128, 256, device=DEV)
+    torch._dynamo.reset()
+    kb.reset()
+    with torch.no_grad():
+        got = torch.compile(model, backend="kopt", dynamic=False, options=KOPT)(x)
+        want = model(x)
+    rep = kb.report()[-1]
+    assert rep.pytorch_ops == 0, str(rep)
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)

@@ -49,7 +49,8 @@ def compile_fn(fn, *specs, **options):
 
 
 def partitions(gm):
-    return [m for m in gm.modules() if isinstance(m, km.KoptPartition)]
+    """The graph's own partitions (not those inside their split variants)."""
+    return [m for m in gm.children() if isinstance(m, km.KoptPartition)]
 
 
 def ptxas(ptx, tmp_path):
@@ -118,11 +119,117 @@ def test_unsupported_op_splits_and_is_reported():
 
 
 def test_broadcast_kopt_cannot_represent_falls_back():
-    gm, rep = compile_fn(lambda x, y: torch.exp(x * y), ((2, 3, 64), F32), ((2, 1, 64), F32))
+    # Beside a row op the shapes stay 2-D, where [2, 1, 64] against
+    # [2, 3, 64] is neither a row nor a column.
+    gm, rep = compile_fn(lambda x, y: torch.softmax(x * y, -1),
+                         ((2, 3, 64), F32), ((2, 1, 64), F32))
     reasons = {k[1] for k in rep.fallbacks if k[0] == "aten.mul.Tensor"}
     assert any("not a row, a column or a scalar" in r for r in reasons), rep
-    (p,) = partitions(gm)  # exp still goes to kopt
-    assert "kopt.exp" in p.fn.mlir and "kopt.mul" not in p.fn.mlir
+    (p,) = partitions(gm)  # softmax still goes to kopt
+    assert "kopt.softmax" in p.fn.mlir and "kopt.mul" not in p.fn.mlir
+
+
+def test_elementwise_broadcasts_are_coalesced(tmp_path):
+    # A conv's per-channel bias: [C, 1, 1] against [N, C, H, W] is [1, C, 1]
+    # against [N, C, H*W]; a [N, 1, H, W] operand splits the groups further.
+    def f(x, b, m):
+        return torch.relu(x + b) * m - 1.0
+    gm, rep = compile_fn(f, ((4, 8, 5, 6), F32), ((8, 1, 1), F32), ((4, 1, 5, 6), F32))
+    (p,) = partitions(gm)
+    assert not rep.fallbacks and rep.pytorch_ops == 0, str(rep)
+    mlir = p.fn.mlir
+    assert "tensor<4x8x30xf32>" in mlir and "tensor<1x8x1xf32>" in mlir, mlir
+    assert "tensor<4x1x30xf32>" in mlir, mlir
+    assert p.fn.results[0][1] == (4, 8, 30)
+    ptxas(p.compiled.ptx, tmp_path)
+
+
+def test_coalesced_shapes():
+    lay = tr.Coalesced((2, 1, 3, 4, 5), [[0], [2], [3, 4]])
+    assert lay.kshape((2, 1, 3, 4, 5)) == (2, 3, 20)
+    assert lay.kshape((3, 1, 1)) == (1, 3, 1)
+    assert lay.kshape((4, 5)) == (1, 1, 20)
+    assert lay.kshape(()) == ()
+    with pytest.raises(tr.Unsupported, match="whole groups"):
+        lay.kshape((5,))  # [.., 1, 5] reads half of the group (4, 5)
+    # Two shapes in one partition, or a row op: the canonical 2-D shapes.
+    assert tr.Coalesced.of(trace(lambda x, b: (x + b).sum(-1),
+                                 ((2, 3, 4), F32), ((3, 1), F32))) is None
+    assert tr.Coalesced.of(trace(lambda x, b: x + b, ((2, 3, 4), F32), ((4,), F32))) is None
+    lay = tr.Coalesced.of(trace(lambda x, b: x + b, ((2, 3, 4), F32), ((3, 1), F32)))
+    assert lay.groups == [[0], [1], [2]]
+
+
+def test_clamps_and_piecewise_activations(tmp_path):
+    F = torch.nn.functional
+
+    def f(x):
+        y = F.hardtanh(x) + F.leaky_relu(x, 0.2) + F.hardswish(x) + F.hardsigmoid(x)
+        return torch.clamp(y, min=-0.3, max=2.5), torch.clamp(x, max=0.1), torch.clamp_min(x, 0.0)
+    gm, rep = compile_fn(f, ((16, 64), BF16))
+    assert not rep.fallbacks and rep.pytorch_ops == 0, str(rep)
+    (p,) = partitions(gm)
+    mlir = p.fn.mlir
+    # Bounds are converted to the tensor's dtype (bf16 here), as clamp does;
+    # the activations compute in f32 and round once.
+    consts = dict((v, d) for v, d in p.fn.constants)
+    assert float(torch.tensor(-0.3).to(BF16).float()) in consts
+    assert consts.get(6.0) == "f32" and consts.get(3.0) == "f32"
+    # hardswish and hardsigmoid multiply by 1.0f/6.0f, as PyTorch's CUDA kernels do
+    # (its CPU hardswish divides by 6: a different last bit for some x).
+    assert float(torch.tensor(1.0) / 6.0) in consts
+    assert "kopt.div" not in mlir
+    ptxas(p.compiled.ptx, tmp_path)
+
+
+def test_softplus_mish_and_logs(tmp_path):
+    F = torch.nn.functional
+
+    def f(x):
+        return F.mish(x) + F.softplus(x) + F.softplus(x, beta=2.0), torch.log(x.abs()) + \
+            torch.log1p(x.abs())
+    gm, rep = compile_fn(f, ((16, 64), BF16))
+    assert not rep.fallbacks and rep.pytorch_ops == 0, str(rep)
+    (p,) = partitions(gm)
+    mlir = p.fn.mlir
+    # softplus as max(x, 0) + log1p(exp(-|x|)): no exp of a large x to overflow
+    assert mlir.count("kopt.log1p") >= 4 and "kopt.log " in mlir and "kopt.tanh" in mlir
+    assert "kopt.div" in mlir  # softplus's / beta
+    ptxas(p.compiled.ptx, tmp_path)
+    # A threshold below 17 cuts off where softplus(x) and x still differ in f32.
+    gm, rep = compile_fn(lambda x: F.softplus(torch.exp(x), threshold=5.0), ((8, 64), F32))
+    assert any(op == "aten.softplus.default" and "threshold" in r
+               for op, r in rep.fallbacks), str(rep)
+
+
+def test_batch_norm_in_eval_of_a_gemm_output(tmp_path):
+    def f(x, w, m, v, g, b):
+        return torch.relu(torch.nn.functional.batch_norm(x @ w, m, v, g, b, False, 0.1,
+                                                         1e-5))
+    specs = (((32, 48), F32), ((48, 64), F32), ((64,), F32), ((64,), F32), ((64,), F32),
+             ((64,), F32))
+    gm, rep = compile_fn(f, *specs)
+    assert not rep.fallbacks and rep.pytorch_ops == 0, str(rep)
+    (p,) = partitions(gm)
+    assert "kopt.sqrt" in p.fn.mlir and "kopt.matmul" in p.fn.mlir
+    ptxas(p.compiled.ptx, tmp_path)
+    args = _placeholder_args(p.sub)
+    for a, b in zip(p.split(*args), p.sub(*args)):
+        torch.testing.assert_close(a, b, atol=0, rtol=0, equal_nan=True)
+    # A 4-D input (channels at dim 1 of [N, C, H, W]) stays with PyTorch.
+    gm, rep = compile_fn(lambda x, m, v: torch.nn.functional.batch_norm(
+        torch.exp(x), m, v, None, None, False, 0.1, 1e-5),
+        ((2, 4, 8, 8), F32), ((4,), F32), ((4,), F32))
+    assert any("rank-4" in r for _, r in rep.fallbacks), str(rep)
+
+
+def test_clamp_to_nan_and_infinite_slope_stay_with_pytorch():
+    gm, rep = compile_fn(lambda x: torch.clamp(torch.exp(x), min=float("nan")) + 1.0,
+                         ((8, 64), F32))
+    assert any(op == "aten.clamp.default" and "NaN" in r for op, r in rep.fallbacks), str(rep)
+    gm, rep = compile_fn(lambda x: torch.nn.functional.leaky_relu(torch.exp(x), float("inf")),
+                         ((8, 64), F32))
+    assert any(op == "aten.leaky_relu.default" for op, _ in rep.fallbacks), str(rep)
 
 
 def test_keepdim_reduction_result_is_an_output_not_an_operand():
@@ -213,6 +320,75 @@ def test_disk_cache_hit_and_damaged_entry(tmp_path, monkeypatch):
     (entry / "manifest.json").write_text("{ not json")
     gm, rep = compile_fn(lambda x: x.tanh(), ((8, 64), F32), cache_dir=str(tmp_path))
     assert rep.partitions == 1 and "kernels" in partitions(gm)[0].compiled.manifest
+
+
+def test_decide_between_kopt_its_split_variant_and_pytorch():
+    d = choose.decide_partition
+    assert d(1.0, 0.5, 0.9, "pytorch", "measured").impl == "split"
+    assert d(0.5, 1.0, 0.9, "pytorch", "measured").impl == "kopt"
+    assert d(1.0, 0.5, 0.49, "pytorch", "measured").impl == "split"  # within 2%
+    assert d(1.0, 0.5, 0.40, "pytorch", "measured").impl == "pytorch"
+    assert d(1.0, None, 0.99, "inductor", "measured").impl == "kopt"
+    assert d(None, None, 0.99, "inductor", "measured").impl == "inductor"
+    c = d(1.0, 0.5, 0.9, "pytorch", "measured")
+    assert (c.kopt_ms, c.split_ms, c.pytorch_ms) == (1.0, 0.5, 0.9)
+    assert "PyTorch's matmuls + kopt 0.5000 ms" in str(c)
+
+
+def _placeholder_args(sub):
+    return [torch.randn(tuple(n.meta["val"].shape)).to(n.meta["val"].dtype)
+            for n in sub.graph.nodes if n.op == "placeholder"]
+
+
+def test_matmul_partition_has_a_split_variant(tmp_path):
+    """A partition of matmuls and other ops gets a third candidate: PyTorch's
+    matmuls (cuBLAS) with kopt's kernels for the rest."""
+    def f(x, w, b, r):
+        h = torch.relu(torch.nn.functional.linear(x, w, b)) * 2.0 + r
+        return torch.softmax(h @ w, -1)
+    specs = (((32, 64), F32), ((64, 64), F32), ((64,), F32), ((32, 64), F32))
+    gm, rep = compile_fn(f, *specs)
+    (p,) = partitions(gm)
+    assert "kopt.matmul" in p.fn.mlir and p.split is not None
+    inner = [m for m in p.split.modules() if isinstance(m, km.KoptPartition)]
+    assert len(inner) == 2  # relu * 2 + r between the matmuls; softmax after
+    for m in inner:
+        assert "kopt.matmul" not in m.fn.mlir and m.choice.impl == "kopt"
+        ptxas(m.compiled.ptx, tmp_path)
+    targets = [n.target for n in p.split.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.addmm.default in targets and torch.ops.aten.mm.default in targets
+    # Without a GPU every piece runs its ATen ops: the variant computes what
+    # the partition's graph does.
+    args = _placeholder_args(p.sub)
+    for a, b in zip(p.split(*args), p.sub(*args)):
+        torch.testing.assert_close(a, b, atol=0, rtol=0, equal_nan=True)
+    # No variant without a matmul, for a matmul alone, or with choose="kopt".
+    for fn, sp in ((lambda x: x.tanh() * 3.0, [((8, 64), F32)]),
+                   (lambda x, w: x @ w, [((8, 64), F32), ((64, 64), F32)])):
+        gm, _ = compile_fn(fn, *sp)
+        assert partitions(gm)[0].split is None
+    gm, _ = compile_fn(f, *specs, choose="kopt")
+    assert partitions(gm)[0].split is None
+
+
+def test_split_choice_from_the_tuning_db_needs_its_own_trial(tmp_path):
+    from kopt import tuning_db
+    db = tmp_path / "choices.db"
+    def f(x, w):
+        return torch.relu(x @ w) + 1.0
+    specs = (((64, 64), F32), ((64, 64), F32))
+    gm, _ = compile_fn(f, *specs, tuning_db=str(db))
+    key = partitions(gm)[0].chooser.workload
+    row = {"workload": key, "ops": "partition", "status": "ok", "measurer": "gpu",
+           "correct": True}
+    tuning_db.add(db, dict(row, schedule={"impl": "kopt"}, median_ms=0.020))
+    tuning_db.add(db, dict(row, schedule={"impl": "pytorch"}, median_ms=0.015))
+    gm, _ = compile_fn(f, *specs, tuning_db=str(db))
+    assert partitions(gm)[0].choice is None  # the split variant is not measured yet
+    tuning_db.add(db, dict(row, schedule={"impl": "split"}, median_ms=0.012))
+    gm, _ = compile_fn(f, *specs, tuning_db=str(db))
+    c = partitions(gm)[0].choice
+    assert (c.impl, c.source, c.split_ms) == ("split", "tuning_db", 0.012)
 
 
 def test_eager_path_matches_the_graph_on_cpu():

@@ -32,6 +32,16 @@ TEST(Inputs, Distributions) {
   d = inputDistribution(kernelOf(OpKind::Rsqrt, {in}), in);
   EXPECT_EQ(d.low, 0.1);
   EXPECT_EQ(d.high, 4.0);
+  // log needs x > 0, log1p x > -1.
+  d = inputDistribution(kernelOf(OpKind::Log, {in}), in);
+  EXPECT_EQ(d.low, 0.1);
+  EXPECT_EQ(d.high, 4.0);
+  EXPECT_FALSE(d.randomSign);
+  d = inputDistribution(kernelOf(OpKind::Log1p, {in}), in);
+  EXPECT_EQ(d.low, -0.5);
+  EXPECT_EQ(d.high, 1.0);
+  EXPECT_FALSE(d.randomSign);
+  EXPECT_EQ(d.describe(), "uniform(-0.5, 1)");
   KernelSpec div = kernelOf(OpKind::Div, {lhs, rhs});
   EXPECT_FALSE(inputDistribution(div, lhs).randomSign);
   d = inputDistribution(div, rhs);

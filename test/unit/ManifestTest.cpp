@@ -683,6 +683,47 @@ TEST(Manifest, ParsesPack) {
   EXPECT_STREQ(opName(k.ops[0].kind), "pack");
 }
 
+TEST(Manifest, ParsesLogAndLog1p) {
+  // A fused chain log1p(log(x)): both are unary ops with one operand "input".
+  json doc = valid();
+  doc["kernels"].push_back(json::parse(R"({
+    "name": "log_log1p_0", "class": "elementwise",
+    "ops": [
+      {"op": "log", "attrs": {}, "operands": {"input": "in0"}, "result": "t0"},
+      {"op": "log1p", "attrs": {}, "operands": {"input": "t0"}, "result": "out0"}
+    ],
+    "values": [{"name": "t0", "dtype": "bf16", "shape": [4, 8]}],
+    "params": [
+      {"name": "in0", "role": "input", "dtype": "bf16", "shape": [4, 8]},
+      {"name": "out0", "role": "output", "dtype": "bf16", "shape": [4, 8]}
+    ],
+    "grid": [1, 1, 1], "block": [32, 1, 1], "dynamic_shared_bytes": 0
+  })"));
+  Expected<Manifest> m = parseManifest(doc.dump(), "t.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  const KernelSpec &k = m->kernels.back();
+  ASSERT_EQ(k.ops.size(), 2u);
+  EXPECT_EQ(k.ops[0].kind, OpKind::Log);
+  EXPECT_EQ(k.ops[1].kind, OpKind::Log1p);
+  EXPECT_EQ(k.opsName(), "log+log1p");
+  EXPECT_STREQ(opName(OpKind::Log), "log");
+  EXPECT_STREQ(opName(OpKind::Log1p), "log1p");
+  EXPECT_EQ(parseOpKind("log"), OpKind::Log);
+  EXPECT_EQ(parseOpKind("log1p"), OpKind::Log1p);
+  EXPECT_EQ(parseOpKind("log2"), std::nullopt);
+  for (OpKind op : {OpKind::Log, OpKind::Log1p}) {
+    EXPECT_TRUE(isUnaryOp(op));
+    EXPECT_FALSE(isBinaryOp(op));
+    size_t required = 0;
+    EXPECT_EQ(operandNames(op, &required), std::vector<std::string>{"input"});
+    EXPECT_EQ(required, 1u);
+  }
+  // Unary: a second operand is an error, as for tanh.
+  json bad = doc;
+  bad["kernels"].back()["ops"][1]["operands"]["rhs"] = "in0";
+  expectError(bad, "op log1p has no operand 'rhs' (its operands are input)");
+}
+
 TEST(ManifestErrors, Pack) {
   json doc = withPack();
   doc["kernels"][5]["ops"][0]["attrs"].erase("transpose");

@@ -92,6 +92,39 @@ TEST(Reference, UnaryScalars) {
   EXPECT_DOUBLE_EQ(u(OpKind::Cast, 0.1), 0.1);
 }
 
+TEST(Reference, LogAndLog1p) {
+  auto u = [](OpKind op, double x) {
+    return ref::unaryScalar(op, GeluApproximation::None, x);
+  };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  EXPECT_DOUBLE_EQ(u(OpKind::Log, 1.0), 0.0);
+  EXPECT_DOUBLE_EQ(u(OpKind::Log, std::exp(2.0)), 2.0);
+  EXPECT_DOUBLE_EQ(u(OpKind::Log, 0.5), -0.6931471805599453);
+  // log: -inf at +-0, NaN below 0, +inf at +inf.
+  EXPECT_EQ(u(OpKind::Log, 0.0), -kInf);
+  EXPECT_EQ(u(OpKind::Log, -0.0), -kInf);
+  EXPECT_TRUE(std::isnan(u(OpKind::Log, -1.0)));
+  EXPECT_EQ(u(OpKind::Log, kInf), kInf);
+  EXPECT_TRUE(std::isnan(u(OpKind::Log, kNaN)));
+  // log1p(x) = log(1 + x), accurate near 0 where 1 + x rounds: log1p(1e-20)
+  // is 1e-20, log(1 + 1e-20) would be 0.
+  EXPECT_DOUBLE_EQ(u(OpKind::Log1p, 1.0), 0.6931471805599453);
+  EXPECT_DOUBLE_EQ(u(OpKind::Log1p, -0.5), -0.6931471805599453);
+  EXPECT_DOUBLE_EQ(u(OpKind::Log1p, 1e-20), 1e-20);
+  EXPECT_NEAR(u(OpKind::Log1p, 1e-10), 9.9999999995e-11, 1e-25);
+  // log1p: +-0 at +-0, -inf at -1, NaN below -1, +inf at +inf.
+  EXPECT_EQ(u(OpKind::Log1p, 0.0), 0.0);
+  EXPECT_TRUE(std::signbit(u(OpKind::Log1p, -0.0)));
+  EXPECT_EQ(u(OpKind::Log1p, -1.0), -kInf);
+  EXPECT_TRUE(std::isnan(u(OpKind::Log1p, -2.0)));
+  EXPECT_EQ(u(OpKind::Log1p, kInf), kInf);
+  // Through a tensor, as a kernel's graph evaluates it.
+  HostTensor y = ref::unary(OpKind::Log, GeluApproximation::None,
+                            t({2}, {1.0, std::exp(-3.0)}));
+  EXPECT_EQ(y.shape, Shape{2});
+  expectNear(y, {0.0, -3.0});
+}
+
 TEST(Reference, BinaryBroadcast) {
   // [2, 3] + [3]
   HostTensor y = ref::binary(OpKind::Add, t({2, 3}, {1, 2, 3, 4, 5, 6}),

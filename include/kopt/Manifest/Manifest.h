@@ -86,6 +86,8 @@ enum class OpKind {
   Sqrt,
   Rsqrt,
   Tanh,
+  Log,
+  Log1p,
   Sigmoid,
   Relu,
   Silu,
@@ -102,7 +104,7 @@ enum class OpKind {
 const char *opName(OpKind op);
 std::optional<OpKind> parseOpKind(std::string_view name);
 bool isBinaryOp(OpKind op);
-/// exp neg abs sqrt rsqrt tanh sigmoid relu silu gelu cast.
+/// exp neg abs sqrt rsqrt tanh log log1p sigmoid relu silu gelu cast.
 bool isUnaryOp(OpKind op);
 
 /// The names of the operands of an op of `kind`, in order, required ones

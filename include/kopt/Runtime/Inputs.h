@@ -36,8 +36,9 @@ struct InputDistribution {
 
 /// The distribution for input parameter `param` of `kernel`: uniform(-1, 1)
 /// by default; uniform(0.1, 4) when an op of the kernel's graph reads it as
-/// the input of sqrt or rsqrt; magnitude uniform in [0.5, 2) with a random
-/// sign when one reads it as the rhs of div.
+/// the input of sqrt, rsqrt or log; uniform(-0.5, 1) as the input of log1p;
+/// magnitude uniform in [0.5, 2) with a random sign when one reads it as the
+/// rhs of div.
 InputDistribution inputDistribution(const KernelSpec &kernel,
                                     const TensorSpec &param);
 

@@ -11,8 +11,9 @@
 // Semantics:
 //  - add sub mul div max min: numpy broadcasting of lhs and rhs to the result
 //    shape; max/min propagate NaN (like torch.maximum / torch.minimum).
-//  - exp neg abs sqrt rsqrt tanh sigmoid relu silu; gelu with approximate
-//    "none" = 0.5 x (1 + erf(x / sqrt 2)) or "tanh" =
+//  - exp neg abs sqrt rsqrt tanh log log1p sigmoid relu silu (log and log1p
+//    as std::log and std::log1p: -inf at 0 and -1, NaN below); gelu with
+//    approximate "none" = 0.5 x (1 + erf(x / sqrt 2)) or "tanh" =
 //    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); cast = identity (the
 //    rounding to the result dtype is the GPU's).
 //  - reduce (sum, max, mean), softmax, rmsnorm, layernorm: over the last

@@ -57,7 +57,7 @@ struct KoptToPTXOptions {
   std::string features = "+ptx80";
   std::string output;
   /// The CUDA toolkit whose libdevice (nvvm/libdevice/libdevice.10.bc) is
-  /// linked for exp, tanh, erf; empty: see resolveCudaPath.
+  /// linked for exp, tanh, log, log1p, erf; empty: see resolveCudaPath.
   std::string cudaPath;
   unsigned optLevel = 3;
   /// JSON file of schedules for kopt-select-schedule (empty: the heuristic).

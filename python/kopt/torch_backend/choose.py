@@ -8,16 +8,21 @@ interleaved, each after the L2 cache is flushed (a 256 MiB buffer zeroed:
 more than the H200's 50 MiB L2), timed with CUDA events on the current
 stream, and as many calls in a row (launch overhead, when the CPU is slower
 than the GPU); under CUDA graphs, replays of each recorded into a graph of
-its own (:func:`measure`). The lower cost wins and is used from then on. kopt wins ties within 2%: its kernels are the ones the search can
-still improve. A call made while a CUDA graph is being recorded cannot be
-timed; it runs kopt's kernels and leaves the choice to a later call.
+its own (:func:`measure_all`). The lower cost wins and is used from then on.
+kopt wins ties within 2%: its kernels are the ones the search can still
+improve. A partition that holds matmuls and other ops has a third candidate,
+the split variant (:data:`SPLIT`: PyTorch's matmuls, kopt's kernels for the
+rest), measured with the other two (:func:`decide_partition`). A call made
+while a CUDA graph is being recorded cannot be timed; it runs kopt's kernels
+and leaves the choice to a later call.
 
-With a tuning database (the ``tuning_db`` option), both measurements are
+With a tuning database (the ``tuning_db`` option), the measurements are
 recorded as trials of the workload ``torch-partition/<sha256 of the
 partition's kopt MLIR, its function renamed>/<chip>/<pytorch impl>`` (the MLIR
-holds every shape and dtype; workload_key), op chain ``partition``, schedule ``{"impl": "kopt"}`` or ``{"impl":
-"pytorch"}`` / ``{"impl": "inductor"}``, strategy ``torch_backend``. A later
-compile whose database holds both takes the faster without measuring, so the
+holds every shape and dtype; workload_key), op chain ``partition``, schedule
+``{"impl": "kopt"}``, ``{"impl": "split"}`` or ``{"impl": "pytorch"}`` /
+``{"impl": "inductor"}``, strategy ``torch_backend``. A later compile whose
+database holds each candidate takes the fastest without measuring, so the
 backend never picks the slower implementation it knows of.
 ``choose="kopt"`` always runs kopt's kernels (no measurement).
 """
@@ -40,7 +45,8 @@ _TIE = 0.02  # kopt keeps a partition unless PyTorch is more than 2% faster
 
 @dataclass
 class Choice:
-    """``impl`` "kopt", "pytorch" or "inductor" for a kopt partition;
+    """``impl`` "kopt", "split" (PyTorch's matmuls, kopt's kernels for the
+    rest: :data:`SPLIT`), "pytorch" or "inductor" for a kopt partition;
     "inductor" or "eager" for a group of the remainder (``labels`` then name
     the two sides: ("Inductor", "eager")). ``source``: "measured",
     "tuning_db", "option" or "mismatch"."""
@@ -49,12 +55,22 @@ class Choice:
     kopt_ms: Optional[float] = None  # the first side's cost
     pytorch_ms: Optional[float] = None  # the second side's
     labels: tuple = ("kopt", "PyTorch")
+    split_ms: Optional[float] = None  # the split variant's, where there is one
 
     def __str__(self) -> str:
         if self.kopt_ms is None or self.pytorch_ms is None:
             return f"{self.impl} ({self.source})"
-        return (f"{self.impl} ({self.source}: {self.labels[0]} {self.kopt_ms:.4f} ms, "
-                f"{self.labels[1]} {self.pytorch_ms:.4f} ms)")
+        split = "" if self.split_ms is None else \
+            f", PyTorch's matmuls + kopt {self.split_ms:.4f} ms"
+        return (f"{self.impl} ({self.source}: {self.labels[0]} {self.kopt_ms:.4f} ms"
+                f"{split}, {self.labels[1]} {self.pytorch_ms:.4f} ms)")
+
+
+#: The impl of a partition whose matmuls PyTorch runs (cuBLAS) and whose
+#: other ops kopt's kernels run: a third candidate for partitions that hold
+#: matmuls and other ops, for shapes where kopt's matmul loses to cuBLAS but
+#: its fused epilogues and row kernels win.
+SPLIT = "split"
 
 
 def workload_key(mlir: str, chip: str, alt: str, name: str = "") -> str:
@@ -75,6 +91,20 @@ def decide(kopt_ms: float, pytorch_ms: float, alt: str, source: str,
     return Choice(impl, source, kopt_ms, pytorch_ms, labels)
 
 
+def decide_partition(kopt_ms: Optional[float], split_ms: Optional[float],
+                     pytorch_ms: float, alt: str, source: str) -> Choice:
+    """A partition's choice from the costs of kopt's kernels, of the split
+    variant (None where there is none or it was not usable) and of PyTorch's:
+    the cheaper of kopt's two unless ``alt`` is more than 2% faster than it."""
+    ours = [(ms, impl) for ms, impl in ((kopt_ms, "kopt"), (split_ms, SPLIT))
+            if ms is not None]
+    if not ours:
+        return Choice(alt, source, kopt_ms, pytorch_ms, split_ms=split_ms)
+    best_ms, best = min(ours)
+    c = decide(best_ms, pytorch_ms, alt, source, first=best)
+    return Choice(c.impl, source, kopt_ms, pytorch_ms, split_ms=split_ms)
+
+
 def settle(first_ms, second_ms, bad: Optional[str], first: str, second: str,
            disagree: str, then: str, labels: tuple = ("kopt", "PyTorch")) -> Choice:
     """The choice a :func:`measure` makes: ``second`` when the two disagreed
@@ -86,9 +116,11 @@ def settle(first_ms, second_ms, bad: Optional[str], first: str, second: str,
     return decide(first_ms, second_ms, second, "measured", first=first, labels=labels)
 
 
-def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:
+def from_db(db: Optional[str], workload: str, alt: str,
+            split: bool = False) -> Optional[Choice]:
     """The choice the database's measurements make (None unless it holds a
-    usable trial of both implementations)."""
+    usable trial of each implementation: kopt's, PyTorch's and, with
+    ``split``, the split variant's)."""
     if not db:
         return None
     from .. import tuning_db
@@ -102,10 +134,11 @@ def from_db(db: Optional[str], workload: str, alt: str) -> Optional[Choice]:
         schedule = r.get("schedule")
         impl = schedule.get("impl") if isinstance(schedule, dict) else None
         ms = r.get("median_ms")
-        if impl in ("kopt", alt) and isinstance(ms, (int, float)):
+        if impl in ("kopt", SPLIT, alt) and isinstance(ms, (int, float)):
             best[impl] = min(ms, best.get(impl, float("inf")))
-    if "kopt" in best and alt in best:
-        return decide(best["kopt"], best[alt], alt, "tuning_db")
+    if "kopt" in best and alt in best and (SPLIT in best or not split):
+        return decide_partition(best["kopt"], best.get(SPLIT) if split else None,
+                                best[alt], alt, "tuning_db")
     return None
 
 
@@ -188,30 +221,41 @@ def _replay_of(fn, device):
     return graph.replay
 
 
-def measure(run_kopt: Callable[[], object], run_pytorch: Callable[[], object],
-            device: torch.device, runs: int, graphs: bool = False) -> tuple:
-    """Checks kopt's outputs against PyTorch's (:func:`mismatch`), then the
-    cost of each in ms. ``graphs`` (the forward is replayed from a CUDA graph,
-    where launches cost nothing on the CPU): the flushed median of replays of
-    each recorded into a graph of its own, or, when one cannot be recorded
-    (TMA tensor maps), as without. Without: the larger of the flushed median
-    (the GPU's time) and the mean per call of calls in a row (the CPU's
-    launch time, when it is the larger). Returns (kopt ms, PyTorch ms,
-    mismatch or None); no timing after a mismatch."""
-    bad = mismatch(run_kopt(), run_pytorch())
-    if bad is not None:
-        return None, None, bad
-    fns = (run_kopt, run_pytorch)
+def measure_all(fns: List[Callable[[], object]], device: torch.device, runs: int,
+                graphs: bool = False) -> tuple:
+    """Checks the outputs of each of ``fns`` but the last against the last's
+    (PyTorch's: :func:`mismatch`), then the cost in ms of each that agrees.
+    ``graphs`` (the forward is replayed from a CUDA graph, where launches cost
+    nothing on the CPU): the flushed median of replays of each recorded into a
+    graph of its own, or, when one cannot be recorded (TMA tensor maps), as
+    without. Without: the larger of the flushed median (the GPU's time) and
+    the mean per call of calls in a row (the CPU's launch time, when it is the
+    larger). Returns (costs, mismatches): per fn, ms (None for one that
+    disagrees) and the mismatch or None."""
+    ref = fns[-1]()
+    bads = [mismatch(fn(), ref) for fn in fns[:-1]] + [None]
+    live = [fn for fn, bad in zip(fns, bads) if bad is None]
+    costs = None
     if graphs:
         try:
-            replays = [_replay_of(fn, device) for fn in fns]
-            kopt_ms, pytorch_ms = _flushed_medians(replays, device, runs)
-            return kopt_ms, pytorch_ms, None
+            costs = _flushed_medians([_replay_of(fn, device) for fn in live], device, runs)
         except Exception:  # noqa: BLE001 - not capturable: timed as without
             torch.cuda.synchronize(device)
-    flushed = _flushed_medians(fns, device, runs)
-    kopt_ms, pytorch_ms = (max(f, _back_to_back(fn, device, runs))
-                           for f, fn in zip(flushed, fns))
+    if costs is None:
+        flushed = _flushed_medians(live, device, runs)
+        costs = [max(f, _back_to_back(fn, device, runs)) for f, fn in zip(flushed, live)]
+    it = iter(costs)
+    return [None if bad is not None else next(it) for bad in bads], bads
+
+
+def measure(run_kopt: Callable[[], object], run_pytorch: Callable[[], object],
+            device: torch.device, runs: int, graphs: bool = False) -> tuple:
+    """:func:`measure_all` of the two: (kopt ms, PyTorch ms, mismatch or None);
+    no timing after a mismatch."""
+    (kopt_ms, pytorch_ms), (bad, _) = measure_all([run_kopt, run_pytorch], device,
+                                                  runs, graphs)
+    if bad is not None:
+        return None, None, bad
     return kopt_ms, pytorch_ms, None
 
 
@@ -220,7 +264,10 @@ def record_db(db: str, workload: str, choice: Choice, alt: str, runs: int,
     from .. import tuning_db
     name = torch.cuda.get_device_name(device)
     try:
-        for impl, ms in (("kopt", choice.kopt_ms), (alt, choice.pytorch_ms)):
+        for impl, ms in (("kopt", choice.kopt_ms), (SPLIT, choice.split_ms),
+                         (alt, choice.pytorch_ms)):
+            if ms is None:
+                continue
             tuning_db.add(db, {"workload": workload, "ops": "partition",
                                "schedule": {"impl": impl}, "status": "ok",
                                "strategy": "torch_backend", "measurer": "gpu",
@@ -231,11 +278,12 @@ def record_db(db: str, workload: str, choice: Choice, alt: str, runs: int,
                       f"tuning database: {e}")
 
 
-def record_wrong(db: str, workload: str, reason: str, device: torch.device) -> None:
+def record_wrong(db: str, workload: str, reason: str, device: torch.device,
+                 impl: str = "kopt") -> None:
     from .. import tuning_db
     try:
         tuning_db.add(db, {"workload": workload, "ops": "partition",
-                           "schedule": {"impl": "kopt"}, "status": "wrong",
+                           "schedule": {"impl": impl}, "status": "wrong",
                            "error": reason, "strategy": "torch_backend",
                            "measurer": "gpu", "correct": False,
                            "device": torch.cuda.get_device_name(device)})

@@ -95,7 +95,10 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
                              if alt == "inductor" else None,
                              on_choice=rep.chosen.__setitem__,
                              graphs=bool(opts.cudagraphs))
-        modules.append(km.KoptPartition(sub, fn, compiled, reason, chooser))
+        split = None
+        if compiled is not None and opts.choose == "measure":
+            split = _split_variant(sub, opts, allow_tf32, compile_options, cache)
+        modules.append(km.KoptPartition(sub, fn, compiled, reason, chooser, split))
         if compiled is not None:
             rep.partitions += 1
             rep.ops_kopt.update(fn.ops)
@@ -110,13 +113,7 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
         if node.target not in tr.VIEW_TARGETS:
             rep.fallbacks[(tr.op_name(node.target), reason)] += 1
     partition.install(gm, the_plan.partitions, modules)
-    # PyTorch's remainder: aten.view asserts strides the trace predicted (an
-    # SDPA kernel chosen at run time may lay its output out otherwise);
-    # reshape is the same view when it can be and a copy when it cannot.
-    for n in gm.graph.nodes:
-        if n.op == "call_function" and n.target is torch.ops.aten.view.default:
-            n.target = torch.ops.aten.reshape.default
-    gm.recompile()
+    _views_to_reshapes(gm)
     rep.pytorch_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function"
                           and n.target not in tr.VIEW_TARGETS
                           and n.target is not torch.ops.aten.sym_size.int)
@@ -131,6 +128,38 @@ def compile_static(gm: torch.fx.GraphModule, opts) -> torch.fx.GraphModule:
                              if g.fallback_reason is not None]
     record(rep, opts.report)
     return gm
+
+
+def _views_to_reshapes(gm: torch.fx.GraphModule) -> None:
+    """PyTorch's remainder: aten.view asserts strides the trace predicted (an
+    SDPA kernel chosen at run time may lay its output out otherwise); reshape
+    is the same view when it can be and a copy when it cannot."""
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is torch.ops.aten.view.default:
+            n.target = torch.ops.aten.reshape.default
+    gm.recompile()
+
+
+def _split_variant(sub, opts, allow_tf32, compile_options, cache):
+    """The partition's graph with its matmuls left to PyTorch (cuBLAS) and its
+    other ops in kopt partitions of their own, always run by kopt: the third
+    candidate of the partition's measured choice (choose.SPLIT). None where
+    the partition has no such variant or kopt cannot compile it."""
+    found = partition.split_matmuls(sub, opts.min_partition_ops, allow_tf32)
+    if found is None:
+        return None
+    copy, inner = found
+    modules = []
+    for _, isub, _, _, ifn in inner.partitions:
+        try:
+            compiled = km.compile_cached(ifn.mlir, dict(compile_options, name=ifn.name),
+                                         cache)
+        except KoptError:
+            return None  # the partition still has kopt's whole and PyTorch's
+        modules.append(km.KoptPartition(isub, ifn, compiled, None, km.Chooser("kopt")))
+    partition.install(copy, inner.partitions, modules, prefix="kopt_epilogue")
+    _views_to_reshapes(copy)
+    return copy
 
 
 def _capturable(fn, compiled, compile_options, cache, rep):

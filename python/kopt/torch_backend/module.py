@@ -137,14 +137,19 @@ class KoptPartition(torch.nn.Module):
 
     def __init__(self, sub: torch.fx.GraphModule, fn: tr.Function,
                  compiled: Optional[CompiledText], fallback_reason: Optional[str],
-                 chooser: Optional["Chooser"] = None):
+                 chooser: Optional["Chooser"] = None,
+                 split: Optional[torch.fx.GraphModule] = None):
         super().__init__()
         self.sub = sub  # the partition's ATen graph: the eager fallback
         self.fn = fn
         self.compiled = compiled
         self.fallback_reason = fallback_reason
+        # choose.SPLIT: the partition's graph with its matmuls left to PyTorch
+        # and its other ops in kopt partitions of their own (compile.py)
+        self.split = split
         self.chooser = chooser or Chooser()
-        self.choice: Optional[choose.Choice] = self.chooser.initial(fn.name)
+        self.choice: Optional[choose.Choice] = self.chooser.initial(
+            fn.name, split is not None)
         self._module = None
         self._function = None
         self._consts: List[torch.Tensor] = []
@@ -212,6 +217,8 @@ class KoptPartition(torch.nn.Module):
                                f"called with tensors on {device}")
         if self.choice is None and not torch.cuda.is_current_stream_capturing():
             self.choice = self.chooser.choose(self, args, device)
+        if self.choice is not None and self.choice.impl == choose.SPLIT:
+            return tuple(self.split(*args))
         if self.choice is not None and self.choice.impl != "kopt":
             return tuple(self.chooser.pytorch(self, args))
         return self.run_kopt(args, device)
@@ -285,12 +292,13 @@ class Chooser:
         self.alt, self.alt_compile, self.on_choice = alt, alt_compile, on_choice
         self.alt_fn = None
 
-    def initial(self, name: str) -> Optional[choose.Choice]:
-        """The choice known before any call (None: measure at the first)."""
+    def initial(self, name: str, split: bool = False) -> Optional[choose.Choice]:
+        """The choice known before any call (None: measure at the first);
+        ``split``: the partition has a split variant to measure too."""
         if self.mode == "kopt":
             choice = choose.Choice("kopt", "option")
         else:
-            choice = choose.from_db(self.db, self.workload, self.alt)
+            choice = choose.from_db(self.db, self.workload, self.alt, split)
         if choice is not None and self.on_choice is not None:
             self.on_choice(name, choice)
         return choice
@@ -313,16 +321,33 @@ class Chooser:
         return part.sub(*args)
 
     def choose(self, part: "KoptPartition", args, device) -> choose.Choice:
-        kopt_ms, pytorch_ms, bad = choose.measure(
-            lambda: part.run_kopt(args, device), lambda: tuple(self.pytorch(part, args)),
-            device, self.runs, self.graphs)
-        choice = choose.settle(kopt_ms, pytorch_ms, bad, "kopt", self.alt,
-                               f"{part.fn.name}'s kernels disagree",
-                               "the partition runs in PyTorch")
-        if self.db and bad is not None:
-            choose.record_wrong(self.db, self.workload, bad, device)
-        elif self.db:
-            choose.record_db(self.db, self.workload, choice, self.alt, self.runs, device)
+        """Measures kopt's kernels, the split variant (where the partition has
+        one) and PyTorch's on ``args`` and decides (choose.decide_partition);
+        a variant that disagrees with PyTorch is dropped with a warning."""
+        cands = [("kopt", lambda: part.run_kopt(args, device))]
+        if part.split is not None:
+            cands.append((choose.SPLIT, lambda: tuple(part.split(*args))))
+        cands.append((self.alt, lambda: tuple(self.pytorch(part, args))))
+        costs, bads = choose.measure_all([fn for _, fn in cands], device, self.runs,
+                                         self.graphs)
+        ms = {impl: c for (impl, _), c in zip(cands, costs)}
+        for (impl, _), bad in zip(cands, bads):
+            if bad is None:
+                continue
+            what = (f"{part.fn.name}'s kernels" if impl == "kopt" else
+                    f"{part.fn.name} with PyTorch's matmuls and kopt's other kernels")
+            warnings.warn(f"kopt: {what} disagree with PyTorch ({bad}); "
+                          f"{'the partition runs in PyTorch' if impl == 'kopt' else 'not used'}")
+            if self.db:
+                choose.record_wrong(self.db, self.workload, bad, device, impl)
+        if bads[0] is not None:  # kopt's kernels disagree: PyTorch's, as before
+            choice = choose.Choice(self.alt, "mismatch")
+        else:
+            choice = choose.decide_partition(ms["kopt"], ms.get(choose.SPLIT),
+                                             ms[self.alt], self.alt, "measured")
+            if self.db:
+                choose.record_db(self.db, self.workload, choice, self.alt, self.runs,
+                                 device)
         if self.on_choice is not None:
             self.on_choice(part.fn.name, choice)
         return choice

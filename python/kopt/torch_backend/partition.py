@@ -95,9 +95,10 @@ def untie_views(gm: torch.fx.GraphModule) -> None:
 
 
 def plan(gm: torch.fx.GraphModule, min_partition_ops: int,
-         allow_tf32: bool) -> Plan:
-    """Proposes, translates and re-proposes until every partition translates."""
-    rejected: Dict[torch.fx.Node, str] = {}
+         allow_tf32: bool, refuse: Optional[Dict[torch.fx.Node, str]] = None) -> Plan:
+    """Proposes, translates and re-proposes until every partition translates;
+    the nodes of ``refuse`` stay with PyTorch for the reason given."""
+    rejected: Dict[torch.fx.Node, str] = dict(refuse or {})
     by_name = {n.name: n for n in gm.graph.nodes}
     result = Plan()
     for _ in range(len(by_name) + 1):
@@ -148,6 +149,30 @@ def plan(gm: torch.fx.GraphModule, min_partition_ops: int,
                     result.fallbacks[node.name] = reason
         return result
     raise AssertionError("kopt: partitioning did not converge")
+
+
+MATMUL_TARGETS = (torch.ops.aten.mm.default, torch.ops.aten.addmm.default)
+
+
+def split_matmuls(sub: torch.fx.GraphModule, min_partition_ops: int,
+                  allow_tf32: bool) -> Optional[tuple]:
+    """For a partition's graph that holds matmuls and other compute ops: a copy
+    of it and the plan of that copy with the matmuls left to PyTorch (None when
+    it has no matmul, nothing but matmuls, or no other op kopt would take)."""
+    nodes = [n for n in sub.graph.nodes if n.op == "call_function"]
+    matmuls = [n for n in nodes if n.target in MATMUL_TARGETS]
+    if not matmuls or _compute_ops(nodes) == len(matmuls):
+        return None
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(sub.graph, {}))
+    copy = torch.fx.GraphModule(sub, graph)
+    refuse = {n: "the split variant leaves matmuls to PyTorch"
+              for n in copy.graph.nodes
+              if n.op == "call_function" and n.target in MATMUL_TARGETS}
+    inner = plan(copy, min_partition_ops, allow_tf32, refuse)
+    if not inner.partitions:
+        return None
+    return copy, inner
 
 
 def install(gm: torch.fx.GraphModule, partitions, modules,

@@ -86,8 +86,8 @@ class Value:
     def type(self) -> str:
         return tensor_type(self.kshape, self.dtype)
 
-    def usable(self, what: str) -> "Value":
-        if self.kshape != canonical(self.shape):
+    def usable(self, what: str, canon=None) -> "Value":
+        if self.kshape != (canon or canonical)(self.shape):
             raise Unsupported(f"{what} is a reduction result of shape "
                               f"{list(self.shape)} held as {list(self.kshape)}; "
                               f"using it needs a reshape, which kopt has not")
@@ -103,7 +103,8 @@ class Transposed:
 
 @dataclass
 class LayerNormResult:
-    """native_layer_norm's (output, mean, rstd): only the output is kept."""
+    """native_layer_norm's (output, mean, rstd), or batch norm's (output,
+    save_mean, save_invstd): only the output is kept."""
     out: Value
 
 
@@ -176,6 +177,7 @@ class Translator:
         self.constants: List[Tuple[float, str, str]] = []  # value, dtype, ssa
         self.ops: List[str] = []
         self._n = 0
+        self.layout = Coalesced.of(gm)
 
     # --- emission helpers --------------------------------------------------
     def fresh(self) -> str:
@@ -218,7 +220,12 @@ class Translator:
                               f"matmul can read")
         if not isinstance(v, Value):
             raise Unsupported(f"{what} is not a tensor")
-        return v.usable(what)
+        return v.usable(what, self.canon)
+
+    def canon(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        """The kopt shape of an FX shape in this partition: c(S), or the
+        coalesced shape of an elementwise partition (:class:`Coalesced`)."""
+        return self.layout.kshape(shape) if self.layout else canonical(shape)
 
     # --- the walk ------------------------------------------------------------
     def run(self) -> Function:
@@ -229,7 +236,7 @@ class Translator:
                 shape = node_shape(ph)
                 dtype = DTYPES.get(val.dtype)
                 if dtype is not None:
-                    v = Value(f"%a{i}", canonical(shape), shape, dtype)
+                    v = Value(f"%a{i}", self.canon(shape), shape, dtype)
                     self.values[ph] = v
                     self.args.append((i, v))
         output = None
@@ -326,6 +333,114 @@ def op_name(target) -> str:
 
 # --- broadcasting --------------------------------------------------------------
 
+def _canonical_broadcast(a: Tuple[int, ...], out_shape: Tuple[int, ...]) -> bool:
+    """Whether an operand of shape ``a`` broadcast to ``out_shape`` is, in
+    the canonical 2-D shapes, the result's shape, a row vector, a column or a
+    scalar (what kopt's broadcasting reads from c(a))."""
+    r = len(out_shape)
+    if len(a) > r:
+        return False
+    padded = (1,) * (r - len(a)) + tuple(a)
+    if padded == tuple(out_shape) or r <= 1:
+        return True
+    lead, out_lead = padded[:-1], tuple(out_shape[:-1])
+    if all(d == 1 for d in lead) and padded[-1] in (1, out_shape[-1]):
+        return True  # a row vector or a scalar
+    return padded[-1] == 1 and lead == out_lead  # a column: [P, 1] vs [P, N]
+
+
+class Coalesced:
+    """The kopt shapes of an elementwise partition whose broadcasts the
+    canonical 2-D shapes cannot express (a per-channel bias ``[C, 1, 1]``
+    against ``[N, C, H, W]``): every op's result has one shape ``S`` and
+    every input broadcasts to it. Dimensions of size 1 in ``S`` are dropped
+    and neighbouring dimensions that every input reads alike (all of both, or
+    neither) are merged, as PyTorch's TensorIterator coalesces them: ``[N, C,
+    H, W]`` with ``[C, 1, 1]`` is ``[N, C, H*W]`` with ``[1, C, 1]``. kopt
+    broadcasts these N-D shapes as NumPy does; the elements and their
+    row-major order are unchanged, so no data moves."""
+
+    def __init__(self, full: Tuple[int, ...], groups: List[List[int]]):
+        self.full = full
+        self.groups = groups  # dimensions of S merged into each kopt dim
+
+    def kshape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        shape = tuple(int(d) for d in shape)
+        if not shape:
+            return ()
+        r = len(self.full)
+        if len(shape) > r:
+            raise Unsupported(f"shape {list(shape)} has more dimensions than "
+                              f"the partition's {list(self.full)}")
+        padded = (1,) * (r - len(shape)) + shape
+        out = []
+        for g in self.groups:
+            dims = [padded[i] for i in g]
+            if all(d == 1 for d in dims):
+                out.append(1)
+            elif all(padded[i] == self.full[i] for i in g):
+                out.append(math.prod(dims))
+            else:
+                raise Unsupported(f"shape {list(shape)} does not broadcast to "
+                                  f"{list(self.full)} along whole groups")
+        return tuple(out)
+
+    @staticmethod
+    def of(gm: torch.fx.GraphModule):
+        """The coalesced layout of ``gm``, or None where the canonical 2-D
+        shapes serve (or the partition is not elementwise on one shape)."""
+        full = None
+        inputs = []
+        for node in gm.graph.nodes:
+            val = node_val(node)
+            if node.op == "placeholder":
+                if isinstance(val, torch.Tensor):
+                    inputs.append(val)
+                continue
+            if node.op != "call_function":
+                continue
+            if node.target not in ELEMENTWISE_TARGETS or not isinstance(val, torch.Tensor):
+                return None
+            try:
+                shape = tuple(int(d) for d in val.shape)
+            except (TypeError, ValueError):
+                return None
+            if full is None:
+                full = shape
+            elif shape != full:
+                return None
+        if full is None or len(full) < 3:
+            return None
+        shapes = []
+        for val in inputs:
+            try:
+                a = tuple(int(d) for d in val.shape)
+            except (TypeError, ValueError):
+                return None
+            if len(a) > len(full):
+                return None
+            padded = (1,) * (len(full) - len(a)) + a
+            if any(d not in (1, f) for d, f in zip(padded, full)):
+                return None
+            shapes.append(padded)
+        if all(_canonical_broadcast(a, full) for a in shapes):
+            return None
+        groups: List[List[int]] = []
+        last = None
+        for i, f in enumerate(full):
+            if f == 1:
+                continue
+            pattern = tuple(a[i] == f for a in shapes)
+            if groups and pattern == last:
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+            last = pattern
+        if not groups:
+            return None
+        return Coalesced(full, groups)
+
+
 def _operand(tr: Translator, arg, out_shape: Tuple[int, ...], what: str):
     """An elementwise operand as a Value in kopt's broadcasting, or a Scalar."""
     v = tr.value(arg, what)
@@ -336,14 +451,8 @@ def _operand(tr: Translator, arg, out_shape: Tuple[int, ...], what: str):
     a = v.shape
     if len(a) > r:
         raise Unsupported(f"{what} has more dimensions than the result")
-    padded = (1,) * (r - len(a)) + a
-    if padded == out_shape or r <= 1:
-        return v
-    lead, out_lead = padded[:-1], out_shape[:-1]
-    if all(d == 1 for d in lead) and padded[-1] in (1, out_shape[-1]):
-        return v  # a row vector or a scalar
-    if padded[-1] == 1 and lead == out_lead:
-        return v  # a column: [P, 1] against [P, N]
+    if tr.layout is not None or _canonical_broadcast(a, out_shape):
+        return v  # coalesced: kopt broadcasts v.kshape as NumPy does
     raise Unsupported(f"broadcast of {what} {list(a)} to {list(out_shape)} is "
                       f"not a row, a column or a scalar of the canonical 2-D shape")
 
@@ -388,7 +497,7 @@ def _binary(tr: Translator, node, kop: str, lhs, rhs) -> Value:
         return tr.cast(x, compute)
 
     a, b = prep(a), prep(b)
-    kout = canonical(out_shape)
+    kout = tr.canon(out_shape)
     res = tr.emit(f"kopt.{kop} {a.ssa}, {b.ssa} : {a.type}, {b.type} -> "
                   f"{tensor_type(kout, compute)}", kout, out_shape, compute)
     return tr.cast(res, out_dtype)
@@ -456,7 +565,8 @@ for _t, _k in [(aten.neg.default, "neg"), (aten.exp.default, "exp"),
                (aten.abs.default, "abs"), (aten.sqrt.default, "sqrt"),
                (aten.rsqrt.default, "rsqrt"), (aten.tanh.default, "tanh"),
                (aten.sigmoid.default, "sigmoid"), (aten.relu.default, "relu"),
-               (aten.silu.default, "silu")]:
+               (aten.silu.default, "silu"), (aten.log.default, "log"),
+               (aten.log1p.default, "log1p")]:
     HANDLERS[_t] = _unary_handler(_k)
 
 
@@ -504,6 +614,151 @@ def _pow(tr, node):
     if e == -1.0:
         return _binary(tr, node, "div", 1.0, x)
     raise Unsupported(f"exponent {e} (kopt has x^-1, x^-0.5, x^0.5, x^1, x^2, x^3)")
+
+
+# --- clamps and piecewise-linear activations ------------------------------------
+# Each rounds where PyTorch's CUDA kernel does (ATen's Activation*.cu and
+# UnaryOpsKernel's clamp): a clamp selects, so it is exact in any dtype once
+# its bounds are; the others compute in f32 (opmath) and round once.
+
+def _bound(value, what: str):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Unsupported(f"{what} {value!r} is not a number")
+    if math.isnan(float(value)):
+        raise Unsupported(f"{what} is NaN (CUDA's fmaxf/fminf ignore it, kopt's "
+                          f"max/min propagate it)")
+    return float(value)
+
+
+def _clamp_value(tr, v: Value, lo, hi) -> Value:
+    """min(max(v, lo), hi) in v's dtype, with the bounds converted to it as
+    PyTorch's clamp converts them (``Scalar::to<scalar_t>``); NaN stays NaN."""
+    for kop, b in (("max", lo), ("min", hi)):
+        if b is None:
+            continue
+        c = tr.scalar(_round_to(b, v.dtype), v.dtype)
+        v = tr.emit(f"kopt.{kop} {v.ssa}, {c.ssa} : {v.type}, {c.type} -> {v.type}",
+                    v.kshape, v.shape, v.dtype)
+    return v
+
+
+def _elementwise_input(tr, node, dtype: str) -> Value:
+    v = tr.cast(tr.tensor(node.args[0], "input"), dtype)
+    if v.shape != node_shape(node):
+        raise Unsupported("the input's shape differs from the result's")
+    return v
+
+
+def _arg(node, i: int, name: str, default):
+    return node.args[i] if len(node.args) > i else node.kwargs.get(name, default)
+
+
+@handles(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default,
+         aten.hardtanh.default)
+def _clamp(tr, node):
+    if node.target is aten.hardtanh.default:  # ATen's hardtanh is clamp
+        lo, hi = _arg(node, 1, "min_val", -1.0), _arg(node, 2, "max_val", 1.0)
+    elif node.target is aten.clamp_min.default:
+        lo, hi = _arg(node, 1, "min", None), None
+    elif node.target is aten.clamp_max.default:
+        lo, hi = None, _arg(node, 1, "max", None)
+    else:
+        lo, hi = _arg(node, 1, "min", None), _arg(node, 2, "max", None)
+    lo, hi = _bound(lo, "min"), _bound(hi, "max")
+    if lo is None and hi is None:
+        raise Unsupported("a clamp without bounds")
+    return _clamp_value(tr, _elementwise_input(tr, node, node_dtype(node)), lo, hi)
+
+
+def _f32_op(tr, kop: str, a: Value, b: Value) -> Value:
+    return tr.emit(f"kopt.{kop} {a.ssa}, {b.ssa} : {a.type}, {b.type} -> "
+                   f"{tensor_type(a.kshape, 'f32')}", a.kshape, a.shape, "f32")
+
+
+@handles(aten.leaky_relu.default)
+def _leaky_relu(tr, node):
+    # PyTorch: x > 0 ? x : x * slope in f32. Here max(x, 0) + min(x, 0) * slope:
+    # the same value for every x (NaN included) but the sign of a zero result
+    # (-0 gives +0).
+    slope = _bound(_arg(node, 1, "negative_slope", 0.01), "negative_slope")
+    if not math.isfinite(slope):
+        raise Unsupported(f"negative_slope {slope}")
+    out = node_dtype(node)
+    x = _elementwise_input(tr, node, "f32")
+    zero = tr.scalar(0.0, "f32")
+    pos = _f32_op(tr, "max", x, zero)
+    neg = _f32_op(tr, "mul", _f32_op(tr, "min", x, zero), tr.scalar(_f32(slope), "f32"))
+    return tr.cast(_f32_op(tr, "add", pos, neg), out)
+
+
+def _relu6_of_x_plus_3(tr, x: Value) -> Value:
+    t = _f32_op(tr, "add", x, tr.scalar(3.0, "f32"))
+    return _clamp_value(tr, t, 0.0, 6.0)
+
+
+def _one_sixth() -> float:
+    return float(torch.tensor(1.0, dtype=torch.float32) / 6.0)  # 1.0f / 6.0f
+
+
+@handles(aten.hardswish.default)
+def _hardswish(tr, node):
+    # PyTorch's CUDA kernel (ActivationHardswishKernel.cu): x * min(max(x + 3, 0), 6)
+    # * (1.0f / 6.0f) in f32, multiplied left to right. (Its CPU kernel divides by 6
+    # instead, which differs in the last bit for some x; kopt runs on CUDA.)
+    x = _elementwise_input(tr, node, "f32")
+    m = _f32_op(tr, "mul", x, _relu6_of_x_plus_3(tr, x))
+    return tr.cast(_f32_op(tr, "mul", m, tr.scalar(_one_sixth(), "f32")), node_dtype(node))
+
+
+@handles(aten.hardsigmoid.default)
+def _hardsigmoid(tr, node):
+    # PyTorch (ActivationHardsigmoidKernel.cu): min(max(x + 3, 0), 6) * (1.0f / 6.0f).
+    x = _elementwise_input(tr, node, "f32")
+    return tr.cast(_f32_op(tr, "mul", _relu6_of_x_plus_3(tr, x), tr.scalar(_one_sixth(), "f32")),
+                   node_dtype(node))
+
+
+def _f32_unary(tr, kop: str, a: Value) -> Value:
+    return tr.emit(f"kopt.{kop} {a.ssa} : {a.type}", a.kshape, a.shape, "f32")
+
+
+def _softplus_f32(tr, x: Value, beta: float) -> Value:
+    """log(1 + exp(beta * x)) / beta as max(bx, 0) + log1p(exp(-|bx|)), over
+    beta: no overflow for large bx (exp(-|bx|) <= 1), the same value to f32
+    rounding."""
+    bx = x if beta == 1.0 else _f32_op(tr, "mul", x, tr.scalar(_f32(beta), "f32"))
+    pos = _f32_op(tr, "max", bx, tr.scalar(0.0, "f32"))
+    tail = _f32_unary(tr, "log1p", _f32_unary(tr, "exp", _f32_unary(
+        tr, "neg", _f32_unary(tr, "abs", bx))))
+    sp = _f32_op(tr, "add", pos, tail)
+    return sp if beta == 1.0 else _f32_op(tr, "div", sp, tr.scalar(_f32(beta), "f32"))
+
+
+@handles(aten.softplus.default)
+def _softplus(tr, node):
+    # PyTorch (ActivationSoftplusKernel.cu): bx > threshold ? x : log1p(exp(bx)) / beta,
+    # in f32. Beyond bx = 17, log1p(exp(-bx)) / beta is below half an f32 ulp of x,
+    # so the formula above gives x there too; a lower threshold cuts off where it
+    # does not, and stays with PyTorch.
+    beta = _bound(_arg(node, 1, "beta", 1.0), "beta")
+    threshold = _bound(_arg(node, 2, "threshold", 20.0), "threshold")
+    if not (math.isfinite(beta) and beta > 0):
+        raise Unsupported(f"beta {beta} (kopt takes beta > 0)")
+    if threshold < 17.0:
+        raise Unsupported(f"threshold {threshold} below 17 (where x and softplus(x) "
+                          f"still differ in f32)")
+    x = _elementwise_input(tr, node, "f32")
+    return tr.cast(_softplus_f32(tr, x, beta), node_dtype(node))
+
+
+@handles(aten.mish.default)
+def _mish(tr, node):
+    # PyTorch (ActivationMishKernel.cu): x * tanh(log1p(exp(x))) in f32.
+    x = _elementwise_input(tr, node, "f32")
+    t = _f32_unary(tr, "tanh", _softplus_f32(tr, x, 1.0))
+    return tr.cast(_f32_op(tr, "mul", x, t), node_dtype(node))
 
 
 _COPY_KWARGS = {"dtype", "layout", "device", "memory_format", "pin_memory",
@@ -554,11 +809,11 @@ def _view(tr, node):
         fmt = node.kwargs.get("memory_format")
         if fmt not in (None, torch.contiguous_format, torch.preserve_format):
             raise Unsupported(f"memory_format {fmt}")
-    v.usable("the input")
-    if canonical(shape) != v.kshape:
+    v.usable("the input", tr.canon)
+    if tr.canon(shape) != v.kshape:
         raise Unsupported(f"the view {list(v.shape)} -> {list(shape)} changes the "
                           f"rows kopt sees ({list(v.kshape)} -> "
-                          f"{list(canonical(shape))}); kopt has no reshape")
+                          f"{list(tr.canon(shape))}); kopt has no reshape")
     return Value(v.ssa, v.kshape, shape, v.dtype)
 
 
@@ -584,7 +839,7 @@ def _matmul_operand(tr, arg, what):
         return v.base, True
     if not isinstance(v, Value) or len(v.shape) != 2:
         raise Unsupported(f"{what} is not a 2-D tensor")
-    return v.usable(what), False
+    return v.usable(what, tr.canon), False
 
 
 def _matmul(tr, node, a_arg, b_arg, out_dtype) -> Value:
@@ -682,15 +937,71 @@ def _layer_norm(tr, node):
     normalized = list(node.args[1])
     if len(x.shape) < 1 or normalized != [x.shape[-1]]:
         raise Unsupported(f"normalized_shape {normalized} (kopt normalizes the last dim)")
-    for user in node.users:
-        if user.users and (user.target is not _getitem or user.args[1] != 0):
-            raise Unsupported("the mean or rstd result is used (kopt returns the "
-                              "normalized tensor only)")
+    _only_output_used(node, "mean or rstd")
     w = _norm_param(tr, node.args[2], x, "weight")
     b = _norm_param(tr, node.args[3], x, "bias")
     out = tr.emit(f"kopt.layernorm {x.ssa}{w}{b}{_eps(node.args[4])} : {x.type}",
                   x.kshape, x.shape, x.dtype)
     return LayerNormResult(out)
+
+
+def _only_output_used(node, what: str) -> None:
+    for user in node.users:
+        if user.users and (user.target is not _getitem or user.args[1] != 0):
+            raise Unsupported(f"the {what} result is used (kopt returns the "
+                              f"normalized tensor only)")
+
+
+@handles(aten._native_batch_norm_legit_no_training.default, aten.native_batch_norm.default)
+def _batch_norm_inference(tr, node):
+    # Batch norm with running statistics (a model in eval()), as PyTorch's CUDA
+    # kernel (Normalization.cuh, batch_norm_elementwise) computes it in f32:
+    # invstd = 1 / sqrt(running_var + eps); ((x - mean) * invstd) * weight + bias.
+    # Channels are dim 1: a row vector of an [N, C] input; an input of higher
+    # rank stays with PyTorch.
+    x = tr.tensor(node.args[0], "input")
+    if len(x.shape) != 2:
+        raise Unsupported(f"batch norm of a rank-{len(x.shape)} input (kopt takes "
+                          f"[N, C], channels last)")
+    _only_output_used(node, "save_mean or save_invstd")
+    c = x.shape[1]
+    if node.target is aten.native_batch_norm.default:  # (..., training, momentum, eps)
+        if _arg(node, 5, "training", True) is not False:
+            raise Unsupported("batch norm in training (batch statistics)")
+        eps = float(_arg(node, 7, "eps", 1e-5))
+    else:  # _native_batch_norm_legit_no_training: (..., momentum, eps)
+        eps = float(_arg(node, 6, "eps", 1e-5))
+    if not 0.0 <= eps <= 1.0:
+        raise Unsupported(f"eps {eps}")
+    vecs = []
+    for i, what in ((1, "weight"), (2, "bias"), (3, "running_mean"), (4, "running_var")):
+        arg = node.args[i] if len(node.args) > i else None
+        if arg is None:
+            if what.startswith("running"):
+                raise Unsupported(f"no {what}")
+            vecs.append(None)
+            continue
+        v = tr.tensor(arg, what)
+        if v.shape != (c,):
+            raise Unsupported(f"{what} of shape {list(v.shape)}")
+        vecs.append(tr.cast(v, "f32"))
+    w, b, mean, var = vecs
+    xf = tr.cast(x, "f32")
+    ve = _f32_op(tr, "add", var, tr.scalar(_f32(eps), "f32"))
+    sd = _f32_unary(tr, "sqrt", ve)
+    one = tr.scalar(1.0, "f32")
+    invstd = tr.emit(f"kopt.div {one.ssa}, {sd.ssa} : {one.type}, {sd.type} -> {sd.type}",
+                     sd.kshape, sd.shape, "f32")
+
+    def bcast(kop, a, vec):
+        return tr.emit(f"kopt.{kop} {a.ssa}, {vec.ssa} : {a.type}, {vec.type} -> "
+                       f"{a.type}", a.kshape, a.shape, "f32")
+    y = bcast("mul", bcast("sub", xf, mean), invstd)
+    if w is not None:
+        y = bcast("mul", y, w)
+    if b is not None:
+        y = bcast("add", y, b)
+    return LayerNormResult(tr.cast(y, x.dtype))  # the output has the input's dtype
 
 
 @handles(_getitem)
@@ -725,6 +1036,25 @@ def _rmsnorm(tr, node):
 #: Targets without kopt ops of their own (views, transposes, getitem).
 VIEW_TARGETS = set(_VIEWS) | {aten.t.default, aten.transpose.int,
                               aten.permute.default, _getitem}
+
+
+#: Targets that compute elementwise on one shape (with broadcast inputs) or
+#: view without changing it: what a :class:`Coalesced` partition may hold.
+ELEMENTWISE_TARGETS = {
+    aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar,
+    aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor, aten.div.Scalar,
+    aten.maximum.default, aten.minimum.default, aten.rsub.Scalar,
+    aten.rsub.Tensor, aten.neg.default, aten.exp.default, aten.abs.default,
+    aten.sqrt.default, aten.rsqrt.default, aten.tanh.default,
+    aten.sigmoid.default, aten.relu.default, aten.silu.default,
+    aten.gelu.default, aten.reciprocal.default, aten.pow.Tensor_Scalar,
+    aten._to_copy.default, prims.convert_element_type.default,
+    aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default,
+    aten.hardtanh.default, aten.leaky_relu.default, aten.hardswish.default,
+    aten.hardsigmoid.default, aten.log.default, aten.log1p.default,
+    aten.softplus.default, aten.mish.default, aten.alias.default, aten.clone.default,
+    aten.detach.default, aten.view.default, aten._unsafe_view.default,
+    aten.reshape.default, aten.expand.default}
 
 
 def translate(gm: torch.fx.GraphModule, name: str, allow_tf32: bool) -> Function:

@@ -220,6 +220,38 @@ func.func @unary_shape_change(%x: tensor<4xf32>) -> tensor<2x2xf32> {
 
 // -----
 
+func.func @log_type_change(%x: tensor<4xbf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kopt.log' op requires the same type for all operands and results}}
+  %y = "kopt.log"(%x) : (tensor<4xbf16>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @log1p_shape_change(%x: tensor<4xf16>) -> tensor<2x2xf16> {
+  // expected-error @+1 {{'kopt.log1p' op requires the same type for all operands and results}}
+  %y = "kopt.log1p"(%x) : (tensor<4xf16>) -> tensor<2x2xf16>
+  return %y : tensor<2x2xf16>
+}
+
+// -----
+
+func.func @log_f64_elements(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{'kopt.log' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<4xf64>'}}
+  %y = kopt.log %x : tensor<4xf64>
+  return %y : tensor<4xf64>
+}
+
+// -----
+
+func.func @log1p_dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kopt.log1p' op operand #0 must be statically shaped tensor of f32, f16 or bf16 without encoding, but got 'tensor<?xf32>'}}
+  %y = kopt.log1p %x : tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
 func.func @gelu_bad_approximation(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'approximate' [none, tanh]}}
   %y = kopt.gelu %x approximate(erf) : tensor<4xf32>

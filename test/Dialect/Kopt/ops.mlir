@@ -85,6 +85,10 @@ func.func @binary(%x: tensor<4x8xf32>, %row: tensor<8xf32>, %col: tensor<4x1xf32
 // CHECK-NEXT:    kopt.sigmoid %[[X]] : tensor<4x8xf32>
 // CHECK-NEXT:    kopt.relu %[[H]] : tensor<16xf16>
 // CHECK-NEXT:    kopt.silu %[[B]] : tensor<2x3x4xbf16>
+// CHECK-NEXT:    kopt.log %[[X]] : tensor<4x8xf32>
+// CHECK-NEXT:    kopt.log1p %[[H]] : tensor<16xf16>
+// CHECK-NEXT:    kopt.log %[[B]] : tensor<2x3x4xbf16>
+// CHECK-NEXT:    kopt.log1p %[[B]] : tensor<2x3x4xbf16>
 func.func @unary(%x: tensor<4x8xf32>, %h: tensor<16xf16>, %b: tensor<2x3x4xbf16>) {
   %0 = kopt.exp %x : tensor<4x8xf32>
   %1 = kopt.neg %h : tensor<16xf16>
@@ -95,6 +99,10 @@ func.func @unary(%x: tensor<4x8xf32>, %h: tensor<16xf16>, %b: tensor<2x3x4xbf16>
   %6 = kopt.sigmoid %x : tensor<4x8xf32>
   %7 = kopt.relu %h : tensor<16xf16>
   %8 = kopt.silu %b : tensor<2x3x4xbf16>
+  %9 = kopt.log %x : tensor<4x8xf32>
+  %10 = kopt.log1p %h : tensor<16xf16>
+  %11 = kopt.log %b : tensor<2x3x4xbf16>
+  %12 = kopt.log1p %b : tensor<2x3x4xbf16>
   return
 }
 
