@@ -629,6 +629,27 @@ def test_inductor_group_gets_the_strides_it_was_compiled_for():
     assert seen == [(64, 1)]
 
 
+def test_inductor_group_outputs_get_the_traced_strides():
+    """A group's code that lays an output out otherwise (Inductor's channels-
+    last convolutions) has it copied into the strides the trace recorded,
+    which the nodes after it were compiled for."""
+    def f(x):
+        return x.exp() + 1.0
+    with FakeTensorMode():
+        gm = make_fx(f, tracing_mode="fake")(torch.empty(2, 3, 4, 5))
+
+    def channels_last(sub):
+        def run(args):
+            return [o.contiguous(memory_format=torch.channels_last) for o in sub(*args)]
+        return run
+    remainder.compile_groups(gm, channels_last)
+    x = torch.randn(2, 3, 4, 5)
+    got = gm(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    assert got.stride() == (60, 20, 5, 1)
+    torch.testing.assert_close(got, f(x))
+
+
 def test_inductor_group_runs_what_measured_faster():
     def f(x):
         return x.exp() + 1.0

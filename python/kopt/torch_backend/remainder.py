@@ -86,6 +86,16 @@ class InductorGroup(torch.nn.Module):
                 v = n.meta.get("val")
                 self._strides.append(tuple(v.stride()) if isinstance(v, torch.Tensor)
                                      else None)
+        # And its outputs get the strides the trace recorded for them, which
+        # the nodes after the group (kopt's partitions among them) were traced
+        # and compiled for: Inductor, compiling the group alone, may lay an
+        # output out otherwise (a convolution's channels-last).
+        out = next(n for n in sub.graph.nodes if n.op == "output")
+        self._out_strides = []
+        for a in out.args[0]:
+            v = a.meta.get("val") if isinstance(a, torch.fx.Node) else None
+            self._out_strides.append(tuple(v.stride()) if isinstance(v, torch.Tensor)
+                                     else None)
 
     def forward(self, *args):
         if self.compiled is None:
@@ -103,7 +113,13 @@ class InductorGroup(torch.nn.Module):
             if want is not None and isinstance(a, torch.Tensor) and a.stride() != want:
                 args[i] = torch.empty_strided(a.shape, want, dtype=a.dtype,
                                               device=a.device).copy_(a)
-        return tuple(self.compiled(args))
+        outs = list(self.compiled(args))
+        for i, want in enumerate(self._out_strides):
+            o = outs[i] if i < len(outs) else None
+            if want is not None and isinstance(o, torch.Tensor) and o.stride() != want:
+                outs[i] = torch.empty_strided(o.shape, want, dtype=o.dtype,
+                                              device=o.device).copy_(o)
+        return tuple(outs)
 
     def _choose(self, args):
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
