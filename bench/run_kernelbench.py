@@ -90,6 +90,16 @@ def log(msg):
 
 # ==================================================================== problems
 
+def kopt_ran(chosen, partitions):
+    """Whether kopt ran a kernel of its own: a partition that compiled and
+    whose measured choice (``chosen``: name -> impl; none made yet: kopt's) is
+    kopt's kernels or the split variant (PyTorch's matmuls, kopt's kernels for
+    the rest)."""
+    parts = {n: impl for n, impl in chosen.items() if "inductor_group" not in n}
+    return any(impl in ("kopt", "split") for impl in parts.values()) or (
+        partitions > 0 and not parts)
+
+
 def find_problems(root, levels, patterns):
     """[(id "L/NN_Name", path)] of the checkout's problems, in level and number
     order; ``patterns`` (fnmatch on the id, e.g. "1/19_*" or "2/*Gemm*"; a bare
@@ -319,11 +329,7 @@ class Worker:
             chosen = {f"{g.name} {n}": c.impl for g in rep for n, c in g.chosen.items()}
             rec["partitions"] = sum(g.partitions for g in rep)
             rec["chosen"] = chosen
-            # kopt ran a kernel of its own: a partition that compiled and whose
-            # measured choice (if any) is kopt's kernels, or "split" (PyTorch's
-            # matmuls, kopt's kernels for the rest)
-            rec["kopt_ran"] = any(impl in ("kopt", "split") for impl in chosen.values()) or (
-                rec["partitions"] > 0 and not chosen)
+            rec["kopt_ran"] = kopt_ran(chosen, rec["partitions"])
             rec["unsupported"] = dict(rep.unsupported_ops())
             rec["ops_kopt"] = dict(sum((g.ops_kopt for g in rep), collections.Counter()))
             rec["report"] = str(rep)[:4000]

@@ -176,3 +176,15 @@ def test_bad_arguments_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         kbench.parse_args(["--kernelbench", "k", "--out", "o"] + argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_kopt_ran_counts_kopt_and_split_choices_only():
+    assert kbench.kopt_ran({"graph 0 partition_0": "kopt"}, 1)
+    assert kbench.kopt_ran({"graph 0 partition_0": "split"}, 1)
+    assert not kbench.kopt_ran({"graph 0 partition_0": "pytorch"}, 1)
+    assert not kbench.kopt_ran({"graph 0 partition_0": "inductor",
+                                "graph 0 inductor_group_0": "inductor"}, 1)
+    # Inductor's groups are not kopt's partitions: with no partition choice
+    # recorded, a partition that compiled counts.
+    assert kbench.kopt_ran({"graph 0 inductor_group_0": "eager"}, 1)
+    assert not kbench.kopt_ran({}, 0)

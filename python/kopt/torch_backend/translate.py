@@ -755,10 +755,11 @@ def _softplus(tr, node):
 
 @handles(aten.mish.default)
 def _mish(tr, node):
-    # PyTorch (ActivationMishKernel.cu): x * tanh(log1p(exp(x))) in f32.
+    # PyTorch (ActivationMishKernel.cu): x * tanh(log1p(exp(x))) in f32, the same
+    # formula here: where exp(x) overflows to inf, tanh(inf) = 1 gives x, as there.
     x = _elementwise_input(tr, node, "f32")
-    t = _f32_unary(tr, "tanh", _softplus_f32(tr, x, 1.0))
-    return tr.cast(_f32_op(tr, "mul", x, t), node_dtype(node))
+    sp = _f32_unary(tr, "log1p", _f32_unary(tr, "exp", x))
+    return tr.cast(_f32_op(tr, "mul", x, _f32_unary(tr, "tanh", sp)), node_dtype(node))
 
 
 _COPY_KWARGS = {"dtype", "layout", "device", "memory_format", "pin_memory",
