@@ -266,6 +266,24 @@ SPECIAL = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, -3.0, 3.0, -1.0
            6.0, -6.0, 1e30, -1e30, 1e-40, -1e-40]
 
 
+def _with_special_values(values, dtype, scale):
+    """A [64, 256] random tensor (times ``scale``) that starts with ``values``."""
+    torch.manual_seed(0)
+    x = torch.randn(64, 256, device=DEV, dtype=dtype) * scale
+    x.view(-1)[:len(values)] = torch.tensor(values, dtype=dtype)
+    return x
+
+
+def _all_in_kopt(name, fn, x):
+    """fn(x) compiled with every op in kopt's kernels (checked), and eager's."""
+    torch._dynamo.reset()
+    kb.reset()
+    got = torch.compile(fn, backend="kopt", dynamic=False, options=KOPT)(x)
+    rep = kb.report()[-1]
+    assert rep.pytorch_ops == 0 and not rep.fallbacks, (name, str(rep))
+    return got, fn(x)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, BF16])
 def test_clamps_and_activations_match_pytorch_on_special_values(dtype):
     F = torch.nn.functional
@@ -277,16 +295,9 @@ def test_clamps_and_activations_match_pytorch_on_special_values(dtype):
         "hardswish": lambda x: F.hardswish(x) * 1.0,
         "hardsigmoid": lambda x: F.hardsigmoid(x) * 1.0,
     }
-    torch.manual_seed(0)
-    x = torch.randn(64, 256, device=DEV, dtype=dtype) * 4
-    x.view(-1)[:len(SPECIAL)] = torch.tensor(SPECIAL, dtype=dtype)
+    x = _with_special_values(SPECIAL, dtype, 4)
     for name, fn in fns.items():
-        torch._dynamo.reset()
-        kb.reset()
-        got = torch.compile(fn, backend="kopt", dynamic=False, options=KOPT)(x)
-        rep = kb.report()[-1]
-        assert rep.pytorch_ops == 0 and not rep.fallbacks, (name, str(rep))
-        want = fn(x)
+        got, want = _all_in_kopt(name, fn, x)
         same = (got == want) | (got.isnan() & want.isnan())  # -0 == +0 here
         bad = (~same).nonzero()
         assert bad.numel() == 0, (name, x[tuple(bad[0])].item(), got[tuple(bad[0])].item(),
@@ -351,18 +362,11 @@ def test_softplus_mish_and_logs_match_pytorch_on_special_values(dtype):
         "log": lambda x: torch.log(x) * 1.0,
         "log1p": lambda x: torch.log1p(x) * 1.0,
     }
-    torch.manual_seed(0)
-    x = torch.randn(64, 256, device=DEV, dtype=dtype) * 8
-    special = SPECIAL + [-1.0, -2.0, 17.5, 20.0, 25.0, 100.0, -100.0, 1e-7, -1e-7]
-    x.view(-1)[:len(special)] = torch.tensor(special, dtype=dtype)
+    x = _with_special_values(SPECIAL + [-1.0, -2.0, 17.5, 20.0, 25.0, 100.0, -100.0, 1e-7,
+                                        -1e-7], dtype, 8)
     tol = 1e-5 if dtype == torch.float32 else 1e-2
     for name, fn in fns.items():
-        torch._dynamo.reset()
-        kb.reset()
-        got = torch.compile(fn, backend="kopt", dynamic=False, options=KOPT)(x)
-        rep = kb.report()[-1]
-        assert rep.pytorch_ops == 0 and not rep.fallbacks, (name, str(rep))
-        want = fn(x)
+        got, want = _all_in_kopt(name, fn, x)
         assert torch.equal(got.isnan(), want.isnan()), name
         inf = want.isinf()
         assert torch.equal(got.isinf(), inf) and torch.equal(got[inf], want[inf]), name
