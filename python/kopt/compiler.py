@@ -108,7 +108,7 @@ def _json_file(value, what, tmps):
 def compile(source: Source, *, chip: Optional[str] = None,
             features: Optional[str] = None, opt_level: Optional[int] = None,
             cuda_path: Optional[str] = None,
-            schedule: Union[None, str, os.PathLike, dict, list] = None,
+            schedule: Union[None, str, os.PathLike, dict] = None,
             pack_min_reuse: Optional[int] = None,
             name: Optional[str] = None, fuse: bool = True,
             fusion_plan: Union[None, str, os.PathLike, dict] = None,
@@ -120,7 +120,7 @@ def compile(source: Source, *, chip: Optional[str] = None,
     ending in ``.mlir``. ``chip`` (default ``sm_90a``), ``features``
     (``+ptx80``), ``opt_level`` (1-3, default 3), ``cuda_path`` (the toolkit
     whose libdevice is linked; default ``$CUDA_HOME`` then /usr/local/cuda),
-    ``schedule`` (a schedule JSON file, or the parsed JSON as dict/list:
+    ``schedule`` (a schedule JSON file, or the parsed JSON object as a dict:
     docs/schedules.md), ``pack_min_reuse`` (kopt-pack-operands; 0 = never),
     ``name`` (the source's name in diagnostics), ``fuse`` (False: one kernel
     per op; True, the default: elementwise chains, row ops with the
@@ -140,6 +140,15 @@ def compile(source: Source, *, chip: Optional[str] = None,
         raise ValueError(f"kopt.compile: opt_level must be 1 to 3, not {opt_level}")
     if pack_min_reuse is not None and int(pack_min_reuse) < 0:
         raise ValueError("kopt.compile: pack_min_reuse must be >= 0")
+    for arg, value in (("chip", chip), ("features", features), ("cuda_path", cuda_path),
+                       ("name", name)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"kopt.compile: {arg} must be a str, not "
+                            f"{type(value).__name__}")
+    for arg, value in (("schedule", schedule), ("fusion_plan", fusion_plan)):
+        if value is not None and not isinstance(value, (str, os.PathLike, dict)):
+            raise TypeError(f"kopt.compile: {arg} must be a path or a dict (a JSON "
+                            f"object), not {type(value).__name__}")
     tmps = []
     try:
         schedule = _json_file(schedule, "schedule", tmps)

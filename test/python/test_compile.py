@@ -98,6 +98,12 @@ def test_bad_arguments():
         kopt.compile(SOFTMAX, chip="sm_10")
     with pytest.raises(kopt.CompileError, match="/nonexistent/s.json"):
         kopt.compile(SOFTMAX, schedule="/nonexistent/s.json")
+    with pytest.raises(TypeError, match="chip must be a str, not int"):
+        kopt.compile(SOFTMAX, chip=5)
+    with pytest.raises(TypeError, match="schedule must be a path or a dict"):
+        kopt.compile(SOFTMAX, schedule=[{"stages": 3}])
+    with pytest.raises(TypeError, match="fusion_plan must be a path or a dict"):
+        kopt.compile(SOFTMAX, fusion_plan=["split"])
 
 
 def test_write_refuses_json_path(tmp_path):

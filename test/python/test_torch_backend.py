@@ -220,7 +220,38 @@ def test_batch_norm_in_eval_of_a_gemm_output(tmp_path):
     gm, rep = compile_fn(lambda x, m, v: torch.nn.functional.batch_norm(
         torch.exp(x), m, v, None, None, False, 0.1, 1e-5),
         ((2, 4, 8, 8), F32), ((4,), F32), ((4,), F32))
-    assert any("rank-4" in r for _, r in rep.fallbacks), str(rep)
+    assert any("rank-4" in r and "2-D [N, C]" in r for _, r in rep.fallbacks), str(rep)
+
+
+def test_scalars_pytorch_refuses_and_softplus_ranges_stay_with_pytorch():
+    """Numbers beyond the dtype (PyTorch's checked conversion raises in eager),
+    softplus thresholds where PyTorch's exp overflows, and empty tensors are
+    left to PyTorch with their reason."""
+    F = torch.nn.functional
+    cases = [
+        (lambda x: F.leaky_relu(torch.exp(x), 1e39), F32, "aten.leaky_relu.default",
+         "overflows f32"),
+        (lambda x: torch.clamp(torch.exp(x), max=1e39), BF16, "aten.clamp.default",
+         "overflows bf16"),
+        (lambda x: torch.clamp(torch.exp(x), max=1e5), F16, "aten.clamp.default",
+         "overflows f16"),
+        (lambda x: F.softplus(torch.exp(x), beta=1e39), F32, "aten.softplus.default",
+         "overflows f32"),
+        (lambda x: F.softplus(torch.exp(x), threshold=100.0), F32, "aten.softplus.default",
+         "above 88"),
+    ]
+    for fn, dt, op, why in cases:
+        gm, rep = compile_fn(fn, ((8, 64), dt))
+        assert any(o == op and why in r for o, r in rep.fallbacks), (why, str(rep))
+    # inf bounds are PyTorch's too: translated
+    gm, rep = compile_fn(lambda x: torch.clamp(x, max=float("inf")) + 1.0, ((8, 64), BF16))
+    assert not rep.fallbacks, str(rep)
+    # a huge beta that f32 holds: softplus is max(x, 0) + log1p(exp(-|bx|)) / beta
+    gm, rep = compile_fn(lambda x: F.softplus(x, beta=1e38), ((8, 64), F32))
+    assert not rep.fallbacks, str(rep)
+    gm, rep = compile_fn(lambda x: torch.log(x) + 1.0, ((0, 4), F32))
+    assert rep.partitions == 0 and rep.pytorch_ops == 2, str(rep)
+    assert all("empty tensor" in r for _, r in rep.fallbacks), str(rep)
 
 
 def test_clamp_to_nan_and_infinite_slope_stay_with_pytorch():
@@ -417,6 +448,8 @@ def test_options_are_checked():
         tb.Options.make(None, "max-autotune")
     with pytest.raises(ValueError, match="tuning_db .* is not a file"):
         tb.Options.make({"tuning_db": "/"}, None)
+    with pytest.raises(ValueError, match="cache_dir .* has a NUL byte"):
+        tb.Options.make({"cache_dir": "/tmp/a\0b"}, None)
     assert tb.Options.make(None, "reduce-overhead").cudagraphs
 
 

@@ -114,6 +114,9 @@ class Options:
                 raise ValueError(f"kopt backend: {what} {db}: no folder "
                                  f"{db.parent} to create it in")
             opts.tuning_db = str(db)
+        if opts.cache_dir not in (None, "default") and "\0" in os.fspath(opts.cache_dir):
+            raise ValueError(f"kopt backend: cache_dir {os.fspath(opts.cache_dir)!r} has "
+                             f"a NUL byte")
         return opts
 
     def cache_path(self) -> Optional[Path]:
@@ -145,8 +148,8 @@ def _check_types(opts: "Options") -> None:
         v = getattr(opts, name)
         if v is not None and not isinstance(v, (str, os.PathLike)):
             bad(name, "a path")
-    if opts.schedule is not None and not isinstance(opts.schedule, (str, os.PathLike, dict, list)):
-        bad("schedule", "a path, a dict or a list")
+    if opts.schedule is not None and not isinstance(opts.schedule, (str, os.PathLike, dict)):
+        bad("schedule", "a path or a dict")
     if opts.choose not in ("measure", "kopt"):
         raise ValueError(f"kopt backend: option 'choose' must be 'measure' or 'kopt', "
                          f"not {opts.choose!r}")

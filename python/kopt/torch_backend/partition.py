@@ -59,6 +59,8 @@ def static_reason(node: torch.fx.Node) -> Optional[str]:
                 return f"dtype {v.dtype} (kopt computes float32, float16, bfloat16)"
             if not _static(v):
                 return "symbolic shape"
+            if v.numel() == 0:
+                return "an empty tensor (kopt does not compile empty tensors)"
             if v.device.type != "cuda" and v.device.type != "meta":
                 return f"a tensor on {v.device.type}"
         elif v is None and node.target is not tr._getitem:

@@ -632,13 +632,23 @@ def _bound(value, what: str):
     return float(value)
 
 
+def _fits(value: float, dtype: str, what: str) -> float:
+    """``value`` converted to ``dtype`` as PyTorch's checked ``Scalar::to``
+    converts it, which refuses a finite number beyond the dtype's range (eager
+    raises; kopt leaves the op to PyTorch, which raises the same)."""
+    r = _round_to(value, dtype)
+    if math.isinf(r) and math.isfinite(value):
+        raise Unsupported(f"{what} {value!r} overflows {dtype} (PyTorch refuses it)")
+    return r
+
+
 def _clamp_value(tr, v: Value, lo, hi) -> Value:
     """min(max(v, lo), hi) in v's dtype, with the bounds converted to it as
     PyTorch's clamp converts them (``Scalar::to<scalar_t>``); NaN stays NaN."""
     for kop, b in (("max", lo), ("min", hi)):
         if b is None:
             continue
-        c = tr.scalar(_round_to(b, v.dtype), v.dtype)
+        c = tr.scalar(_fits(b, v.dtype, "min" if kop == "max" else "max"), v.dtype)
         v = tr.emit(f"kopt.{kop} {v.ssa}, {c.ssa} : {v.type}, {c.type} -> {v.type}",
                     v.kshape, v.shape, v.dtype)
     return v
@@ -685,11 +695,12 @@ def _leaky_relu(tr, node):
     slope = _bound(_arg(node, 1, "negative_slope", 0.01), "negative_slope")
     if not math.isfinite(slope):
         raise Unsupported(f"negative_slope {slope}")
+    slope = _fits(slope, "f32", "negative_slope")
     out = node_dtype(node)
     x = _elementwise_input(tr, node, "f32")
     zero = tr.scalar(0.0, "f32")
     pos = _f32_op(tr, "max", x, zero)
-    neg = _f32_op(tr, "mul", _f32_op(tr, "min", x, zero), tr.scalar(_f32(slope), "f32"))
+    neg = _f32_op(tr, "mul", _f32_op(tr, "min", x, zero), tr.scalar(slope, "f32"))
     return tr.cast(_f32_op(tr, "add", pos, neg), out)
 
 
@@ -725,15 +736,16 @@ def _f32_unary(tr, kop: str, a: Value) -> Value:
 
 
 def _softplus_f32(tr, x: Value, beta: float) -> Value:
-    """log(1 + exp(beta * x)) / beta as max(bx, 0) + log1p(exp(-|bx|)), over
-    beta: no overflow for large bx (exp(-|bx|) <= 1), the same value to f32
-    rounding."""
-    bx = x if beta == 1.0 else _f32_op(tr, "mul", x, tr.scalar(_f32(beta), "f32"))
-    pos = _f32_op(tr, "max", bx, tr.scalar(0.0, "f32"))
+    """log(1 + exp(beta * x)) / beta as max(x, 0) + log1p(exp(-|beta * x|)) /
+    beta: no overflow for large beta * x (exp(-|bx|) <= 1, and max(x, 0) needs
+    no division), the same value to f32 rounding."""
+    bx = x if beta == 1.0 else _f32_op(tr, "mul", x, tr.scalar(beta, "f32"))
+    pos = _f32_op(tr, "max", x, tr.scalar(0.0, "f32"))
     tail = _f32_unary(tr, "log1p", _f32_unary(tr, "exp", _f32_unary(
         tr, "neg", _f32_unary(tr, "abs", bx))))
-    sp = _f32_op(tr, "add", pos, tail)
-    return sp if beta == 1.0 else _f32_op(tr, "div", sp, tr.scalar(_f32(beta), "f32"))
+    if beta != 1.0:
+        tail = _f32_op(tr, "div", tail, tr.scalar(beta, "f32"))
+    return _f32_op(tr, "add", pos, tail)
 
 
 @handles(aten.softplus.default)
@@ -741,14 +753,22 @@ def _softplus(tr, node):
     # PyTorch (ActivationSoftplusKernel.cu): bx > threshold ? x : log1p(exp(bx)) / beta,
     # in f32. Beyond bx = 17, log1p(exp(-bx)) / beta is below half an f32 ulp of x,
     # so the formula above gives x there too; a lower threshold cuts off where it
-    # does not, and stays with PyTorch.
+    # does not, and stays with PyTorch. Above bx = 88, exp(bx) overflows f32 in
+    # PyTorch's formula (inf where the value is x): a threshold that lets it stays
+    # with PyTorch too.
     beta = _bound(_arg(node, 1, "beta", 1.0), "beta")
     threshold = _bound(_arg(node, 2, "threshold", 20.0), "threshold")
     if not (math.isfinite(beta) and beta > 0):
         raise Unsupported(f"beta {beta} (kopt takes beta > 0)")
+    beta = _fits(beta, "f32", "beta")
+    if beta == 0.0:
+        raise Unsupported(f"beta {beta!r} is 0 in f32")
     if threshold < 17.0:
         raise Unsupported(f"threshold {threshold} below 17 (where x and softplus(x) "
                           f"still differ in f32)")
+    if threshold > 88.0:
+        raise Unsupported(f"threshold {threshold} above 88 (where PyTorch's exp(beta * "
+                          f"x) overflows f32)")
     x = _elementwise_input(tr, node, "f32")
     return tr.cast(_softplus_f32(tr, x, beta), node_dtype(node))
 
@@ -963,7 +983,7 @@ def _batch_norm_inference(tr, node):
     x = tr.tensor(node.args[0], "input")
     if len(x.shape) != 2:
         raise Unsupported(f"batch norm of a rank-{len(x.shape)} input (kopt takes "
-                          f"[N, C], channels last)")
+                          f"2-D [N, C] inputs)")
     _only_output_used(node, "save_mean or save_invstd")
     c = x.shape[1]
     if node.target is aten.native_batch_norm.default:  # (..., training, momentum, eps)
