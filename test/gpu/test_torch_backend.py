@@ -358,6 +358,7 @@ def test_softplus_mish_and_logs_match_pytorch_on_special_values(dtype):
     fns = {
         "softplus": lambda x: F.softplus(x) * 1.0,
         "softplus_beta": lambda x: F.softplus(x, beta=2.0, threshold=30.0) * 1.0,
+        "softplus_huge_beta": lambda x: F.softplus(x, beta=1e38) * 1.0,
         "mish": lambda x: F.mish(x) * 1.0,
         "log": lambda x: torch.log(x) * 1.0,
         "log1p": lambda x: torch.log1p(x) * 1.0,
