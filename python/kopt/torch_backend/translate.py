@@ -616,43 +616,7 @@ def _pow(tr, node):
     raise Unsupported(f"exponent {e} (kopt has x^-1, x^-0.5, x^0.5, x^1, x^2, x^3)")
 
 
-# --- clamps and piecewise-linear activations ------------------------------------
-# Each rounds where PyTorch's CUDA kernel does (ATen's Activation*.cu and
-# UnaryOpsKernel's clamp): a clamp selects, so it is exact in any dtype once
-# its bounds are; the others compute in f32 (opmath) and round once.
-
-def _bound(value, what: str):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise Unsupported(f"{what} {value!r} is not a number")
-    if math.isnan(float(value)):
-        raise Unsupported(f"{what} is NaN (CUDA's fmaxf/fminf ignore it, kopt's "
-                          f"max/min propagate it)")
-    return float(value)
-
-
-def _fits(value: float, dtype: str, what: str) -> float:
-    """``value`` converted to ``dtype`` as PyTorch's checked ``Scalar::to``
-    converts it, which refuses a finite number beyond the dtype's range (eager
-    raises; kopt leaves the op to PyTorch, which raises the same)."""
-    r = _round_to(value, dtype)
-    if math.isinf(r) and math.isfinite(value):
-        raise Unsupported(f"{what} {value!r} overflows {dtype} (PyTorch refuses it)")
-    return r
-
-
-def _clamp_value(tr, v: Value, lo, hi) -> Value:
-    """min(max(v, lo), hi) in v's dtype, with the bounds converted to it as
-    PyTorch's clamp converts them (``Scalar::to<scalar_t>``); NaN stays NaN."""
-    for kop, b in (("max", lo), ("min", hi)):
-        if b is None:
-            continue
-        c = tr.scalar(_fits(b, v.dtype, "min" if kop == "max" else "max"), v.dtype)
-        v = tr.emit(f"kopt.{kop} {v.ssa}, {c.ssa} : {v.type}, {c.type} -> {v.type}",
-                    v.kshape, v.shape, v.dtype)
-    return v
-
+# --- helpers of the handlers -------------------------------------------------
 
 def _elementwise_input(tr, node, dtype: str) -> Value:
     v = tr.cast(tr.tensor(node.args[0], "input"), dtype)
@@ -665,121 +629,13 @@ def _arg(node, i: int, name: str, default):
     return node.args[i] if len(node.args) > i else node.kwargs.get(name, default)
 
 
-@handles(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default,
-         aten.hardtanh.default)
-def _clamp(tr, node):
-    if node.target is aten.hardtanh.default:  # ATen's hardtanh is clamp
-        lo, hi = _arg(node, 1, "min_val", -1.0), _arg(node, 2, "max_val", 1.0)
-    elif node.target is aten.clamp_min.default:
-        lo, hi = _arg(node, 1, "min", None), None
-    elif node.target is aten.clamp_max.default:
-        lo, hi = None, _arg(node, 1, "max", None)
-    else:
-        lo, hi = _arg(node, 1, "min", None), _arg(node, 2, "max", None)
-    lo, hi = _bound(lo, "min"), _bound(hi, "max")
-    if lo is None and hi is None:
-        raise Unsupported("a clamp without bounds")
-    return _clamp_value(tr, _elementwise_input(tr, node, node_dtype(node)), lo, hi)
-
-
 def _f32_op(tr, kop: str, a: Value, b: Value) -> Value:
     return tr.emit(f"kopt.{kop} {a.ssa}, {b.ssa} : {a.type}, {b.type} -> "
                    f"{tensor_type(a.kshape, 'f32')}", a.kshape, a.shape, "f32")
 
 
-@handles(aten.leaky_relu.default)
-def _leaky_relu(tr, node):
-    # PyTorch: x > 0 ? x : x * slope in f32. Here max(x, 0) + min(x, 0) * slope:
-    # the same value for every x (NaN included) but the sign of a zero result
-    # (-0 gives +0).
-    slope = _bound(_arg(node, 1, "negative_slope", 0.01), "negative_slope")
-    if not math.isfinite(slope):
-        raise Unsupported(f"negative_slope {slope}")
-    slope = _fits(slope, "f32", "negative_slope")
-    out = node_dtype(node)
-    x = _elementwise_input(tr, node, "f32")
-    zero = tr.scalar(0.0, "f32")
-    pos = _f32_op(tr, "max", x, zero)
-    neg = _f32_op(tr, "mul", _f32_op(tr, "min", x, zero), tr.scalar(slope, "f32"))
-    return tr.cast(_f32_op(tr, "add", pos, neg), out)
-
-
-def _relu6_of_x_plus_3(tr, x: Value) -> Value:
-    t = _f32_op(tr, "add", x, tr.scalar(3.0, "f32"))
-    return _clamp_value(tr, t, 0.0, 6.0)
-
-
-def _one_sixth() -> float:
-    return float(torch.tensor(1.0, dtype=torch.float32) / 6.0)  # 1.0f / 6.0f
-
-
-@handles(aten.hardswish.default)
-def _hardswish(tr, node):
-    # PyTorch's CUDA kernel (ActivationHardswishKernel.cu): x * min(max(x + 3, 0), 6)
-    # * (1.0f / 6.0f) in f32, multiplied left to right. (Its CPU kernel divides by 6
-    # instead, which differs in the last bit for some x; kopt runs on CUDA.)
-    x = _elementwise_input(tr, node, "f32")
-    m = _f32_op(tr, "mul", x, _relu6_of_x_plus_3(tr, x))
-    return tr.cast(_f32_op(tr, "mul", m, tr.scalar(_one_sixth(), "f32")), node_dtype(node))
-
-
-@handles(aten.hardsigmoid.default)
-def _hardsigmoid(tr, node):
-    # PyTorch (ActivationHardsigmoidKernel.cu): min(max(x + 3, 0), 6) * (1.0f / 6.0f).
-    x = _elementwise_input(tr, node, "f32")
-    return tr.cast(_f32_op(tr, "mul", _relu6_of_x_plus_3(tr, x), tr.scalar(_one_sixth(), "f32")),
-                   node_dtype(node))
-
-
 def _f32_unary(tr, kop: str, a: Value) -> Value:
     return tr.emit(f"kopt.{kop} {a.ssa} : {a.type}", a.kshape, a.shape, "f32")
-
-
-def _softplus_f32(tr, x: Value, beta: float) -> Value:
-    """log(1 + exp(beta * x)) / beta as max(x, 0) + log1p(exp(-|beta * x|)) /
-    beta: no overflow for large beta * x (exp(-|bx|) <= 1, and max(x, 0) needs
-    no division), the same value to f32 rounding."""
-    bx = x if beta == 1.0 else _f32_op(tr, "mul", x, tr.scalar(beta, "f32"))
-    pos = _f32_op(tr, "max", x, tr.scalar(0.0, "f32"))
-    tail = _f32_unary(tr, "log1p", _f32_unary(tr, "exp", _f32_unary(
-        tr, "neg", _f32_unary(tr, "abs", bx))))
-    if beta != 1.0:
-        tail = _f32_op(tr, "div", tail, tr.scalar(beta, "f32"))
-    return _f32_op(tr, "add", pos, tail)
-
-
-@handles(aten.softplus.default)
-def _softplus(tr, node):
-    # PyTorch (ActivationSoftplusKernel.cu): bx > threshold ? x : log1p(exp(bx)) / beta,
-    # in f32. Beyond bx = 17, log1p(exp(-bx)) / beta is below half an f32 ulp of x,
-    # so the formula above gives x there too; a lower threshold cuts off where it
-    # does not, and stays with PyTorch. Above bx = 88, exp(bx) overflows f32 in
-    # PyTorch's formula (inf where the value is x): a threshold that lets it stays
-    # with PyTorch too.
-    beta = _bound(_arg(node, 1, "beta", 1.0), "beta")
-    threshold = _bound(_arg(node, 2, "threshold", 20.0), "threshold")
-    if not (math.isfinite(beta) and beta > 0):
-        raise Unsupported(f"beta {beta} (kopt takes beta > 0)")
-    beta = _fits(beta, "f32", "beta")
-    if beta == 0.0:
-        raise Unsupported(f"beta {beta!r} is 0 in f32")
-    if threshold < 17.0:
-        raise Unsupported(f"threshold {threshold} below 17 (where x and softplus(x) "
-                          f"still differ in f32)")
-    if threshold > 88.0:
-        raise Unsupported(f"threshold {threshold} above 88 (where PyTorch's exp(beta * "
-                          f"x) overflows f32)")
-    x = _elementwise_input(tr, node, "f32")
-    return tr.cast(_softplus_f32(tr, x, beta), node_dtype(node))
-
-
-@handles(aten.mish.default)
-def _mish(tr, node):
-    # PyTorch (ActivationMishKernel.cu): x * tanh(log1p(exp(x))) in f32, the same
-    # formula here: where exp(x) overflows to inf, tanh(inf) = 1 gives x, as there.
-    x = _elementwise_input(tr, node, "f32")
-    sp = _f32_unary(tr, "log1p", _f32_unary(tr, "exp", x))
-    return tr.cast(_f32_op(tr, "mul", x, _f32_unary(tr, "tanh", sp)), node_dtype(node))
 
 
 _COPY_KWARGS = {"dtype", "layout", "device", "memory_format", "pin_memory",
@@ -897,134 +753,6 @@ def _addmm(tr, node):
     return tr.cast(s, out_dtype)
 
 
-def _reduce(tr, node, kind):
-    x = tr.tensor(node.args[0], "input")
-    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
-    if not _last_dim(dims, len(x.shape)):
-        raise Unsupported(f"a reduction over dims {dims} (kopt reduces the last)")
-    if node.kwargs.get("dtype") is not None:
-        raise Unsupported("dtype= on a reduction")
-    out_dtype = node_dtype(node)
-    kshape = x.kshape[:-1]
-    return tr.emit(f"kopt.reduce {kind} {x.ssa} : {x.type} -> "
-                   f"{tensor_type(kshape, out_dtype)}", kshape, node_shape(node), out_dtype)
-
-
-@handles(aten.sum.dim_IntList)
-def _sum(tr, node):
-    return _reduce(tr, node, "sum")
-
-
-@handles(aten.mean.dim)
-def _mean(tr, node):
-    return _reduce(tr, node, "mean")
-
-
-@handles(aten.amax.default)
-def _amax(tr, node):
-    return _reduce(tr, node, "max")
-
-
-@handles(aten._softmax.default)
-def _softmax(tr, node):
-    x = tr.tensor(node.args[0], "input")
-    if not _last_dim(node.args[1], len(x.shape)):
-        raise Unsupported(f"softmax over dim {node.args[1]} (kopt's is over the last)")
-    v = tr.cast(x, node_dtype(node))  # half_to_float: f32 softmax of the f32 input
-    return tr.emit(f"kopt.softmax {v.ssa} : {v.type}", v.kshape, v.shape, v.dtype)
-
-
-def _norm_param(tr, arg, x: Value, what):
-    if arg is None:
-        return ""
-    w = tr.tensor(arg, what)
-    if w.shape != (x.shape[-1],):
-        raise Unsupported(f"{what} of shape {list(w.shape)}")
-    if w.dtype != x.dtype:
-        raise Unsupported(f"{what} dtype {w.dtype} differs from the input's {x.dtype}")
-    return f" {what}({w.ssa} : {w.type})"
-
-
-def _eps(value) -> str:
-    eps = float(value)
-    if not 0.0 <= eps <= 1.0:
-        raise Unsupported(f"eps {eps} (kopt takes eps in [0, 1])")
-    return f" eps = {f32_literal(eps)}"
-
-
-@handles(aten.native_layer_norm.default)
-def _layer_norm(tr, node):
-    x = tr.tensor(node.args[0], "input")
-    normalized = list(node.args[1])
-    if len(x.shape) < 1 or normalized != [x.shape[-1]]:
-        raise Unsupported(f"normalized_shape {normalized} (kopt normalizes the last dim)")
-    _only_output_used(node, "mean or rstd")
-    w = _norm_param(tr, node.args[2], x, "weight")
-    b = _norm_param(tr, node.args[3], x, "bias")
-    out = tr.emit(f"kopt.layernorm {x.ssa}{w}{b}{_eps(node.args[4])} : {x.type}",
-                  x.kshape, x.shape, x.dtype)
-    return LayerNormResult(out)
-
-
-def _only_output_used(node, what: str) -> None:
-    for user in node.users:
-        if user.users and (user.target is not _getitem or user.args[1] != 0):
-            raise Unsupported(f"the {what} result is used (kopt returns the "
-                              f"normalized tensor only)")
-
-
-@handles(aten._native_batch_norm_legit_no_training.default, aten.native_batch_norm.default)
-def _batch_norm_inference(tr, node):
-    # Batch norm with running statistics (a model in eval()), as PyTorch's CUDA
-    # kernel (Normalization.cuh, batch_norm_elementwise) computes it in f32:
-    # invstd = 1 / sqrt(running_var + eps); ((x - mean) * invstd) * weight + bias.
-    # Channels are dim 1: a row vector of an [N, C] input; an input of higher
-    # rank stays with PyTorch.
-    x = tr.tensor(node.args[0], "input")
-    if len(x.shape) != 2:
-        raise Unsupported(f"batch norm of a rank-{len(x.shape)} input (kopt takes "
-                          f"2-D [N, C] inputs)")
-    _only_output_used(node, "save_mean or save_invstd")
-    c = x.shape[1]
-    if node.target is aten.native_batch_norm.default:  # (..., training, momentum, eps)
-        if _arg(node, 5, "training", True) is not False:
-            raise Unsupported("batch norm in training (batch statistics)")
-        eps = float(_arg(node, 7, "eps", 1e-5))
-    else:  # _native_batch_norm_legit_no_training: (..., momentum, eps)
-        eps = float(_arg(node, 6, "eps", 1e-5))
-    if not 0.0 <= eps <= 1.0:
-        raise Unsupported(f"eps {eps}")
-    vecs = []
-    for i, what in ((1, "weight"), (2, "bias"), (3, "running_mean"), (4, "running_var")):
-        arg = node.args[i] if len(node.args) > i else None
-        if arg is None:
-            if what.startswith("running"):
-                raise Unsupported(f"no {what}")
-            vecs.append(None)
-            continue
-        v = tr.tensor(arg, what)
-        if v.shape != (c,):
-            raise Unsupported(f"{what} of shape {list(v.shape)}")
-        vecs.append(tr.cast(v, "f32"))
-    w, b, mean, var = vecs
-    xf = tr.cast(x, "f32")
-    ve = _f32_op(tr, "add", var, tr.scalar(_f32(eps), "f32"))
-    sd = _f32_unary(tr, "sqrt", ve)
-    one = tr.scalar(1.0, "f32")
-    invstd = tr.emit(f"kopt.div {one.ssa}, {sd.ssa} : {one.type}, {sd.type} -> {sd.type}",
-                     sd.kshape, sd.shape, "f32")
-
-    def bcast(kop, a, vec):
-        return tr.emit(f"kopt.{kop} {a.ssa}, {vec.ssa} : {a.type}, {vec.type} -> "
-                       f"{a.type}", a.kshape, a.shape, "f32")
-    y = bcast("mul", bcast("sub", xf, mean), invstd)
-    if w is not None:
-        y = bcast("mul", y, w)
-    if b is not None:
-        y = bcast("add", y, b)
-    return LayerNormResult(tr.cast(y, x.dtype))  # the output has the input's dtype
-
-
 @handles(_getitem)
 def _item(tr, node):
     src = tr.value(node.args[0], "input")
@@ -1043,15 +771,6 @@ def rmsnorm_reference(x: torch.Tensor, eps: float) -> torch.Tensor:
     return y.to(x.dtype)
 
 
-
-
-@handles(rmsnorm_reference)
-def _rmsnorm(tr, node):
-    x = tr.tensor(node.args[0], "input")
-    if x.dtype != node_dtype(node):
-        raise Unsupported("the result dtype differs from the input's")
-    return tr.emit(f"kopt.rmsnorm {x.ssa}{_eps(node.args[1])} : {x.type}",
-                   x.kshape, x.shape, x.dtype)
 
 
 #: Targets without kopt ops of their own (views, transposes, getitem).
@@ -1082,3 +801,8 @@ def translate(gm: torch.fx.GraphModule, name: str, allow_tf32: bool) -> Function
     """Translates one partition; raises NodeUnsupported naming the node that
     kopt cannot compute, or Unsupported for the partition as a whole."""
     return Translator(gm, name, allow_tf32).run()
+
+
+# The handlers of activations (activations.py) and of reductions and norms
+# (norms.py) register in HANDLERS when imported; they use the helpers above.
+from . import activations, norms  # noqa: E402,F401
